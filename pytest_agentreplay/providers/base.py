@@ -1,0 +1,259 @@
+"""What every provider codec offers, and the small helpers they share.
+
+A codec is pure: it turns a neutral :class:`~pytest_agentreplay.model.Reply` into
+the provider's JSON body or SSE event list, folds an event list back into the
+final JSON, renders the provider's error responses, and parses requests. No I/O,
+no clocks, no randomness: everything variable (ids, timestamps, how text is cut
+into deltas) comes from the :class:`RenderContext`, so the same context renders
+the same bytes every time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from ..errors import CodecError
+from ..model import Fault, Provider, Reply, Request, Usage
+from ..sse import SSEEvent
+
+__all__ = [
+    "Codec",
+    "ErrorResponse",
+    "Folded",
+    "IdFactory",
+    "RenderContext",
+    "estimate_tokens",
+    "iter_text",
+    "json_data",
+    "split_json",
+    "split_text",
+]
+
+_B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_WORDS = re.compile(r"\s*\S+|\s+")
+
+
+class IdFactory:
+    """Deterministic, realistic-looking ids: ``new("msg_01", 22)`` → ``msg_01Xk3...``.
+
+    Ids derive from a seed and a counter, so two runs of the same script give the
+    same ids (stable snapshots) while two fakes with different seeds do not collide.
+    """
+
+    def __init__(self, seed: str = "agentreplay") -> None:
+        self.seed = seed
+        self._count = 0
+
+    def new(self, prefix: str, length: int = 24, alphabet: str = _B62) -> str:
+        """The next id: ``prefix`` followed by ``length`` characters of ``alphabet``."""
+        self._count += 1
+        digest = hashlib.sha512(f"{self.seed}:{self._count}".encode()).digest()
+        n = int.from_bytes(digest, "big")
+        chars = []
+        for _ in range(length):
+            n, r = divmod(n, len(alphabet))
+            chars.append(alphabet[r])
+        return prefix + "".join(chars)
+
+    def hex(self, prefix: str, length: int = 32) -> str:
+        """The next id made of lowercase hex digits (OpenAI response item ids)."""
+        return self.new(prefix, length, "0123456789abcdef")
+
+
+def iter_text(text: str, max_chunk: int = 12) -> Iterator[str]:
+    """Cut text into delta-sized pieces the way providers do: roughly a word each,
+    whitespace kept with the word that follows, long words cut at ``max_chunk``.
+
+    Lazy, so a stream's first delta does not wait for the whole text to be cut.
+    """
+    for match in _WORDS.finditer(text):
+        word = match.group(0)
+        for i in range(0, len(word), max_chunk):
+            yield word[i : i + max_chunk]
+
+
+def split_text(text: str, max_chunk: int = 12) -> list[str]:
+    """:func:`iter_text` as a list: ``"".join(split_text(t)) == t``; ``""`` gives ``[]``."""
+    return list(iter_text(text, max_chunk))
+
+
+_JSON_STEPS = (1, 5, 9, 3, 14, 7, 11, 4)
+
+
+def split_json(text: str) -> list[str]:
+    """Cut a JSON argument string into uneven fragments, as providers stream tool
+    arguments (fragments break inside keys, strings and numbers).
+
+    ``"".join(split_json(t)) == t``; an empty string gives ``[]``.
+    """
+    pieces: list[str] = []
+    i = step = 0
+    while i < len(text):
+        size = _JSON_STEPS[step % len(_JSON_STEPS)]
+        pieces.append(text[i : i + size])
+        i += size
+        step += 1
+    return pieces
+
+
+def estimate_tokens(text: str) -> int:
+    """A deterministic stand-in for a tokenizer: about four characters a token."""
+    return max(1, (len(text) + 3) // 4)
+
+
+def json_data(payload: Any) -> str:
+    """Compact JSON for SSE ``data`` and bodies, as providers send it (no spaces,
+    non-ASCII kept as UTF-8)."""
+    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass
+class RenderContext:
+    """Everything variable a codec needs to render one reply.
+
+    ``model`` is echoed in bodies when the reply does not name one; ``request``
+    (when known) lets a codec honour request options (``stream_options``,
+    tools, ...) and estimate input tokens; ``created`` is the Unix timestamp put
+    in OpenAI bodies.
+    """
+
+    model: str = "fake-model"
+    request: Request | None = None
+    ids: IdFactory = field(default_factory=IdFactory)
+    created: int = 1_767_225_600  # 2026-01-01T00:00:00Z: fixed so renders are reproducible
+    text_chunk: int = 12
+
+    def model_for(self, reply: Reply) -> str:
+        """The model name to put in the body: the reply's, else the request's, else ours."""
+        if reply.model:
+            return reply.model
+        if self.request is not None and self.request.model:
+            return self.request.model
+        return self.model
+
+    def usage_for(self, reply: Reply) -> Usage:
+        """The reply's usage, or a deterministic estimate from request and reply sizes."""
+        if reply.usage is not None:
+            return reply.usage
+        raw = ""
+        if self.request is not None:  # the conversation only: streaming costs no tokens
+            raw = json_data(
+                {k: v for k, v in self.request.raw.items() if k not in ("stream", "stream_options")}
+            )
+        out = "".join(
+            getattr(p, "text", "") or json_data(getattr(p, "args", {})) for p in reply.parts
+        )
+        return Usage(input_tokens=estimate_tokens(raw), output_tokens=estimate_tokens(out))
+
+
+@dataclass(frozen=True)
+class ErrorResponse:
+    """An HTTP error response exactly as the provider would send it."""
+
+    status: int
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+    def content(self) -> bytes:
+        """The body bytes."""
+        return json_data(self.body).encode("utf-8")
+
+
+@dataclass
+class Folded:
+    """The result of folding a stream.
+
+    ``body`` is the final JSON the provider would have returned without streaming
+    (as far as the stream got); ``complete`` is whether the stream reached its
+    terminal event; ``error`` is an in-stream error payload, if one arrived;
+    ``unknown`` lists the indexes of well-formed events of types this codec does
+    not know (kept in the stream, not folded into ``body``). A terminal failure
+    (OpenAI ``response.failed``) gives ``complete=True`` with ``error`` set.
+    """
+
+    body: dict[str, Any]
+    complete: bool
+    error: dict[str, Any] | None = None
+    unknown: list[int] = field(default_factory=list)
+
+
+class Codec(ABC):
+    """One provider's wire format. Subclasses are stateless singletons."""
+
+    provider: ClassVar[Provider]
+    stream_content_type: ClassVar[str] = "text/event-stream; charset=utf-8"
+    json_content_type: ClassVar[str] = "application/json"
+
+    @abstractmethod
+    def handles(self, method: str, path: str) -> bool:
+        """Whether a request to ``path`` is a model call in this format."""
+
+    @abstractmethod
+    def parse_request(self, body: Mapping[str, Any]) -> Request:
+        """A request body in neutral form; raises :class:`CodecError` naming the field."""
+
+    @abstractmethod
+    def render_body(self, reply: Reply, ctx: RenderContext) -> dict[str, Any]:
+        """The non-streaming JSON response body for ``reply``."""
+
+    @abstractmethod
+    def render_events(self, reply: Reply, ctx: RenderContext) -> list[SSEEvent]:
+        """The exact SSE event sequence the provider streams for ``reply``."""
+
+    def iter_events(self, reply: Reply, ctx: RenderContext) -> Iterator[SSEEvent]:
+        """:meth:`render_events` as an iterator; codecs render lazily where they can,
+        so the time to the first event does not grow with the reply."""
+        return iter(self.render_events(reply, ctx))
+
+    @abstractmethod
+    def fold_detailed(self, events: Sequence[SSEEvent], *, strict: bool = False) -> Folded:
+        """Accumulate a stream into the final JSON, as the SDK's accumulator does.
+
+        Raises :class:`CodecError` naming the event number and field for malformed
+        events (non-JSON data, a delta for a block that is not open, ...); with
+        ``strict``, unknown event types are errors too instead of being kept.
+        """
+
+    @abstractmethod
+    def to_reply(self, body: Mapping[str, Any]) -> Reply:
+        """A final JSON body back to a neutral :class:`Reply`."""
+
+    @abstractmethod
+    def error_response(self, fault: Fault, ctx: RenderContext) -> ErrorResponse:
+        """The provider's HTTP error for ``Fault.http(...)``: status, headers, body."""
+
+    @abstractmethod
+    def error_event(self, fault: Fault, ctx: RenderContext) -> SSEEvent:
+        """The provider's in-stream error event for ``Fault.error_event(...)``."""
+
+    def fold(self, events: Sequence[SSEEvent]) -> dict[str, Any]:
+        """The final JSON body of a stream (see :meth:`fold_detailed`)."""
+        return self.fold_detailed(events).body
+
+    def response_headers(self, ctx: RenderContext, *, streaming: bool) -> dict[str, str]:
+        """Headers of a successful response (content type, request id)."""
+        ctype = self.stream_content_type if streaming else self.json_content_type
+        return {"content-type": ctype}
+
+    def error(
+        self, message: str, *, event_index: int | None = None, field: str | None = None
+    ) -> CodecError:
+        """A :class:`CodecError` attributed to this provider."""
+        return CodecError(message, provider=self.provider, event_index=event_index, field=field)
+
+    def event_json(self, events: Sequence[SSEEvent], index: int) -> Any:
+        """``events[index].data`` as JSON, or a :class:`CodecError` naming the event."""
+        try:
+            return json.loads(events[index].data)
+        except json.JSONDecodeError as exc:
+            raise self.error(
+                f"data is not JSON ({exc.msg} at char {exc.pos}): {events[index].data[:60]!r}",
+                event_index=index,
+                field="data",
+            ) from None

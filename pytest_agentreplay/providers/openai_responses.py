@@ -1,0 +1,391 @@
+"""The OpenAI Responses API wire format (``POST /v1/responses``).
+
+The same format is spoken by OpenRouter (``/api/v1/responses``), Azure
+(``/openai/v1/responses``) and DeepSeek (``/responses``), and by the
+background-mode resume endpoint ``GET /v1/responses/{id}?stream=true``.
+
+What the API sends, and what this codec reproduces:
+
+* a non-streaming ``Response`` object whose ``output`` is a list of items
+  (``reasoning``, ``message`` with ``output_text`` / ``refusal`` parts,
+  ``function_call``), request options echoed back, ``usage`` with token details;
+* a stream of ``event:`` + ``data:`` records, each data payload carrying its
+  ``type`` and a ``sequence_number``: ``response.created``,
+  ``response.in_progress``, then per item ``response.output_item.added`` /
+  content or summary parts / deltas / ``*.done`` / ``response.output_item.done``,
+  and finally ``response.completed`` (or ``response.incomplete``) holding the
+  whole response again. OpenAI sends no ``[DONE]`` sentinel (OpenRouter does);
+* HTTP errors as ``{"error": {"message", "type", "param", "code"}}`` with an
+  ``x-request-id`` header, and in-stream failures as an ``event: error`` record.
+
+Rendering lives in :mod:`._openai_responses_render`, folding a stream back into
+the final body in :mod:`._openai_responses_fold`, request parsing in
+:mod:`._openai_responses_request`; this module holds the codec, errors and the
+way back from a body to a neutral reply.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, ClassVar
+
+from pytest_agentreplay.model import (
+    Fault,
+    Provider,
+    Reply,
+    Request,
+    StopReason,
+    Text,
+    Thinking,
+    ToolCall,
+    Usage,
+)
+from pytest_agentreplay.sse import SSEEvent
+
+from ._openai_responses_fold import fold_events
+from ._openai_responses_render import (
+    iter_response_events,
+    render_response_body,
+    render_response_events,
+)
+from ._openai_responses_request import parse_responses_request
+from .base import Codec, ErrorResponse, Folded, RenderContext, json_data
+
+__all__ = ["OpenAIResponsesCodec"]
+
+_OPENAI_VERSION = "2020-10-01"
+# Sub-resources of /responses that are not model calls (they end the path).
+_NOT_MODEL_CALLS = frozenset({"input_tokens", "compact", "cancel", "input_items"})
+
+# status -> (error type, error code, default message). ``{model}`` is filled in.
+_HTTP_ERRORS: dict[int, tuple[str, str | None, str]] = {
+    400: (
+        "invalid_request_error",
+        None,
+        "Invalid request: the request body could not be processed.",
+    ),
+    401: (
+        "invalid_request_error",
+        "invalid_api_key",
+        "Incorrect API key provided. You can find your API key at "
+        "https://platform.openai.com/account/api-keys.",
+    ),
+    403: (
+        "request_forbidden",
+        "unsupported_country_region_territory",
+        "Country, region, or territory not supported",
+    ),
+    404: (
+        "invalid_request_error",
+        "model_not_found",
+        "The model `{model}` does not exist or you do not have access to it.",
+    ),
+    409: (
+        "invalid_request_error",
+        None,
+        "The request conflicts with another request in progress. Please try again.",
+    ),
+    413: ("invalid_request_error", None, "Request too large. Reduce the size of the input."),
+    422: ("invalid_request_error", None, "The request could not be processed."),
+    429: (
+        "requests",
+        "rate_limit_exceeded",
+        "Rate limit reached for {model} on requests per min (RPM): Limit 500, Used 500, "
+        "Requested 1. Please try again in 1s. Visit "
+        "https://platform.openai.com/account/rate-limits to learn more.",
+    ),
+    500: (
+        "server_error",
+        None,
+        "The server had an error while processing your request. Sorry about that!",
+    ),
+    502: ("server_error", None, "Bad gateway."),
+    503: ("server_error", None, "The server is overloaded or not ready yet."),
+    504: ("server_error", None, "Gateway timeout."),
+}
+# Error types whose usual ``code`` is not the type itself.
+_CODE_FOR_TYPE: dict[str, str | None] = {
+    "requests": "rate_limit_exceeded",
+    "tokens": "rate_limit_exceeded",
+    "invalid_request_error": None,
+    "server_error": None,
+}
+
+
+class OpenAIResponsesCodec(Codec):
+    """Neutral replies ⇄ the OpenAI Responses API (JSON bodies and SSE streams)."""
+
+    provider: ClassVar[Provider] = "openai_responses"
+
+    # -- endpoint ------------------------------------------------------------------
+
+    def handles(self, method: str, path: str) -> bool:
+        """``POST .../responses`` (create) and ``GET .../responses/{id}`` (retrieve,
+        which streams a background response when the query says ``stream=true``).
+
+        Refuses ``/responses/input_tokens``, ``/responses/compact``,
+        ``/responses/{id}/cancel``, ``/responses/{id}/input_items`` and DELETE.
+        """
+        segments = [s for s in path.split("?", 1)[0].split("/") if s]
+        verb = method.upper()
+        if verb == "POST":
+            return bool(segments) and segments[-1] == "responses"
+        if verb == "GET":
+            return (
+                len(segments) >= 2
+                and segments[-2] == "responses"
+                and segments[-1] not in _NOT_MODEL_CALLS
+            )
+        return False
+
+    def parse_request(self, body: Mapping[str, Any]) -> Request:
+        """A ``responses.create`` body in neutral form (see
+        :func:`._openai_responses_request.parse_responses_request`)."""
+        return parse_responses_request(self, body)
+
+    # -- rendering -----------------------------------------------------------------
+
+    def render_body(self, reply: Reply, ctx: RenderContext) -> dict[str, Any]:
+        """The ``Response`` object ``POST /v1/responses`` returns for ``reply``."""
+        return render_response_body(reply, ctx)
+
+    def render_events(self, reply: Reply, ctx: RenderContext) -> list[SSEEvent]:
+        """The SSE records the API streams for ``reply``, ending in
+        ``response.completed`` (``response.incomplete`` for ``stop="max_tokens"``)."""
+        return render_response_events(reply, ctx)
+
+    def iter_events(self, reply: Reply, ctx: RenderContext) -> Iterator[SSEEvent]:
+        """:meth:`render_events`, lazily."""
+        return iter_response_events(reply, ctx)
+
+    # -- folding -------------------------------------------------------------------
+
+    def fold_detailed(self, events: Sequence[SSEEvent], *, strict: bool = False) -> Folded:
+        """Accumulate a Responses stream (see :func:`._openai_responses_fold.fold_events`)."""
+        return fold_events(self, events, strict=strict)
+
+    # -- back to neutral -------------------------------------------------------------
+
+    def to_reply(self, body: Mapping[str, Any]) -> Reply:
+        """A ``Response`` body as a neutral :class:`Reply`.
+
+        Each ``reasoning`` item becomes one :class:`Thinking` (summary texts, or
+        raw ``reasoning_text`` content, joined by blank lines; ``encrypted_content``
+        as the signature); each ``output_text`` / ``refusal`` part a :class:`Text`;
+        each ``function_call`` a :class:`ToolCall` with ``call_id`` as its id.
+        Server-side items (web search, tool search, ...) have no neutral form and
+        are skipped.
+        """
+        output = body.get("output")
+        if not isinstance(output, list):
+            raise self.error("a Response needs an 'output' list", field="output")
+        parts: list[Text | ToolCall | Thinking] = []
+        refused = False
+        for i, item in enumerate(output):
+            if not isinstance(item, Mapping) or not isinstance(item.get("type"), str):
+                raise self.error(
+                    "each output item needs a string 'type'", field=f"output[{i}].type"
+                )
+            refused |= self._item_parts(item, f"output[{i}]", parts)
+        return Reply(
+            parts=parts,
+            usage=_usage_from(body.get("usage")),
+            stop=_stop_from(body, parts, refused),
+            model=body.get("model") if isinstance(body.get("model"), str) else None,
+            fault=_fault_from(body),
+        )
+
+    def _item_parts(
+        self, item: Mapping[str, Any], where: str, parts: list[Text | ToolCall | Thinking]
+    ) -> bool:
+        """Append ``item``'s neutral parts; True when it holds a refusal."""
+        kind = item["type"]
+        if kind == "message":
+            return self._message_parts(item, where, parts)
+        if kind == "reasoning":
+            parts.append(_thinking_from(item))
+        elif kind in ("function_call", "custom_tool_call"):
+            for key in ("name", "call_id"):
+                if not isinstance(item.get(key), str):
+                    raise self.error(f"a {kind} needs a string {key!r}", field=f"{where}.{key}")
+            args = (
+                _args_from(item.get("arguments"))
+                if kind == "function_call"
+                else {"input": item.get("input", "")}
+            )
+            parts.append(ToolCall(name=item["name"], args=args, id=item["call_id"]))
+        return False
+
+    def _message_parts(
+        self, item: Mapping[str, Any], where: str, parts: list[Text | ToolCall | Thinking]
+    ) -> bool:
+        content = item.get("content") or []
+        if not isinstance(content, list):
+            raise self.error("message content must be a list", field=f"{where}.content")
+        refused = False
+        for j, part in enumerate(content):
+            kind = part.get("type") if isinstance(part, Mapping) else None
+            key = {"output_text": "text", "refusal": "refusal"}.get(str(kind))
+            if key is None:
+                continue  # e.g. future part types: no neutral form
+            if not isinstance(part.get(key), str):
+                raise self.error(
+                    f"a {kind} part needs a string {key!r}", field=f"{where}.content[{j}].{key}"
+                )
+            parts.append(Text(text=part[key]))
+            refused |= kind == "refusal"
+        return refused
+
+    # -- errors --------------------------------------------------------------------
+
+    def error_response(self, fault: Fault, ctx: RenderContext) -> ErrorResponse:
+        """``{"error": {"message", "type", "param", "code"}}`` with the status's
+        usual type, code and message, an ``x-request-id`` and ``retry-after``.
+
+        OpenAI sends no ``x-should-retry``: the SDK then retries by status
+        (408, 409, 429, 5xx), honouring ``retry-after``.
+        """
+        status = fault.status or 500
+        default_type, default_code, default_message = _http_default(status)
+        error_type = fault.error_type or default_type
+        code = (
+            default_code
+            if error_type == default_type
+            else _CODE_FOR_TYPE.get(error_type, error_type)
+        )
+        model = ctx.request.model if ctx.request is not None and ctx.request.model else ctx.model
+        message = (
+            fault.message if fault.message is not None else default_message.format(model=model)
+        )
+        headers = {
+            "content-type": "application/json",
+            "x-request-id": _request_id(ctx),
+            "openai-version": _OPENAI_VERSION,
+        }
+        if fault.retry_after is not None:
+            headers["retry-after"] = _seconds(fault.retry_after)
+        body = {"error": {"message": message, "type": error_type, "param": None, "code": code}}
+        return ErrorResponse(status=status, headers=headers, body=body)
+
+    def error_event(self, fault: Fault, ctx: RenderContext) -> SSEEvent:
+        """The ``event: error`` record the live API sends mid-stream.
+
+        The live API nests the details under ``error`` (the API reference
+        documents them flat, but the server does not send that shape); the
+        nested object is also what makes the official SDK raise ``APIError``
+        instead of yielding the event. ``sequence_number`` is the event's place
+        in the stream (``after_events``).
+        """
+        error_type = fault.error_type or "server_error"
+        message = fault.message or "An error occurred while processing your request."
+        payload = {
+            "type": "error",
+            "sequence_number": fault.after_events or 0,
+            "error": {
+                "type": error_type,
+                "code": _CODE_FOR_TYPE.get(error_type, error_type),
+                "message": message,
+                "param": None,
+            },
+        }
+        return SSEEvent(data=json_data(payload), event="error")
+
+    def response_headers(self, ctx: RenderContext, *, streaming: bool) -> dict[str, str]:
+        """Content type plus OpenAI's ``x-request-id`` and ``openai-version``."""
+        headers = super().response_headers(ctx, streaming=streaming)
+        headers["x-request-id"] = _request_id(ctx)
+        headers["openai-version"] = _OPENAI_VERSION
+        return headers
+
+
+# -- rendering helpers -----------------------------------------------------------------
+
+
+def _request_id(ctx: RenderContext) -> str:
+    return ctx.ids.hex("req_", 32)
+
+
+def _seconds(value: float) -> str:
+    """``2.0`` → ``"2"``; ``0.25`` → ``"0.25"``."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def _http_default(status: int) -> tuple[str, str | None, str]:
+    if status in _HTTP_ERRORS:
+        return _HTTP_ERRORS[status]
+    if status >= 500:
+        return "server_error", None, "The server had an error processing your request."
+    return "invalid_request_error", None, f"The request failed with status {status}."
+
+
+# -- parsing helpers -------------------------------------------------------------------
+
+
+def _args_from(arguments: Any) -> dict[str, Any]:
+    """Tool arguments as a dict. The API passes the model's string through
+    unchecked, so one that is not a JSON object becomes ``{}`` (the raw string
+    stays in the body)."""
+    if not isinstance(arguments, str):
+        return {}
+    try:
+        parsed = json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _thinking_from(item: Mapping[str, Any]) -> Thinking:
+    texts = [
+        p.get("text", "")
+        for p in item.get("summary") or []
+        if isinstance(p, Mapping) and p.get("type") == "summary_text"
+    ]
+    if not texts:
+        texts = [
+            p.get("text", "")
+            for p in item.get("content") or []
+            if isinstance(p, Mapping) and p.get("type") == "reasoning_text"
+        ]
+    signature = item.get("encrypted_content")
+    return Thinking(
+        text="\n\n".join(str(t) for t in texts),
+        signature=signature if isinstance(signature, str) else None,
+    )
+
+
+def _usage_from(usage: Any) -> Usage | None:
+    """Usage back to neutral; a zero cached / reasoning count reads as ``None``
+    (the API writes 0 for both "none" and "not applicable")."""
+    if not isinstance(usage, Mapping):
+        return None
+    inputs = usage.get("input_tokens_details") or {}
+    outputs = usage.get("output_tokens_details") or {}
+    return Usage(
+        input_tokens=int(usage.get("input_tokens") or 0),
+        output_tokens=int(usage.get("output_tokens") or 0),
+        cache_read_input_tokens=inputs.get("cached_tokens") or None,
+        reasoning_tokens=outputs.get("reasoning_tokens") or None,
+    )
+
+
+def _stop_from(
+    body: Mapping[str, Any], parts: list[Text | ToolCall | Thinking], refused: bool
+) -> StopReason:
+    details = body.get("incomplete_details")
+    reason = details.get("reason") if isinstance(details, Mapping) else None
+    if body.get("status") == "incomplete" and reason == "max_output_tokens":
+        return "max_tokens"
+    if refused or reason == "content_filter":
+        return "refusal"
+    return "tool_use" if any(isinstance(p, ToolCall) for p in parts) else "end_turn"
+
+
+def _fault_from(body: Mapping[str, Any]) -> Fault | None:
+    """A ``failed`` response carries its error: keep it as the reply's fault."""
+    error = body.get("error")
+    if body.get("status") != "failed" or not isinstance(error, Mapping):
+        return None
+    return Fault.error_event(
+        str(error.get("code") or "server_error"), str(error.get("message") or "")
+    )
