@@ -1,0 +1,126 @@
+"""The egress guard below the HTTP clients: sockets and DNS.
+
+httpx and httpx2 are stopped at the transport (see :mod:`.intercept`) with a
+message naming the method and URL. Everything else — requests, aiohttp,
+urllib3, raw sockets — is stopped here, at ``socket.connect`` and
+``socket.getaddrinfo``, while a blocking router is active. Loopback and
+unix-domain sockets pass unless the router blocks loopback too; hosts on the
+router's allow-list pass, and the addresses they resolve to are remembered so
+the connection that follows the lookup passes as well.
+
+:class:`EgressBlocked` derives from ``BaseException`` on purpose, as pytest's
+own ``Failed`` does: SDK retry loops and agent code catch ``Exception`` and
+would turn a blocked call into a slow, vague "connection error" after retries.
+Blocking must fail the test at once, with the reason in the message.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import ipaddress
+import socket
+import threading
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .intercept import Router
+
+__all__ = ["DEFAULT_HINT", "EgressBlocked", "host_matches", "install", "is_loopback", "refresh"]
+
+DEFAULT_HINT = (
+    "Serve it with a fake model (scripted_model.serve(base_url=...)), record it with "
+    "--agentreplay-record-mode=once, or allow the host with "
+    "@pytest.mark.agentreplay(allow_hosts=[...])."
+)
+
+
+class EgressBlocked(BaseException):
+    """A live network call was refused because the test runs in replay mode."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine (``localhost``, 127.0.0.0/8, ``::1``)."""
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def host_matches(host: str, patterns: Iterable[str]) -> bool:
+    """Whether ``host`` matches one of ``patterns`` (exact names or ``*.example.com`` globs)."""
+    host = host.strip("[]").lower()
+    return any(fnmatch.fnmatchcase(host, p.lower()) for p in patterns)
+
+
+_state_lock = threading.Lock()
+_resolved: set[str] = set()
+_current: Callable[[], Router | None] = lambda: None  # noqa: E731
+_installed = False
+_original_connect = socket.socket.connect
+_original_connect_ex = socket.socket.connect_ex
+_original_getaddrinfo = socket.getaddrinfo
+
+
+def refresh(current: Callable[[], Router | None]) -> None:
+    """Point the guard at the function that returns the active blocking router."""
+    global _current  # noqa: PLW0603 - the guard is process-wide by nature
+    with _state_lock:
+        _current = current
+        if current() is None:
+            _resolved.clear()
+
+
+def _address_host(address: Any) -> str | None:
+    """The host part of a socket address; ``None`` for unix sockets and the like."""
+    if isinstance(address, tuple) and address and isinstance(address[0], str):
+        return address[0]
+    return None
+
+
+def _check(host: str, port: Any, what: str) -> None:
+    router = _current()
+    if router is None or router.allows(host) or host in _resolved:
+        return
+    raise router.refuse(f"{what} to {host}:{port}", host)
+
+
+def _connect(self: socket.socket, address: Any) -> None:
+    host = _address_host(address)
+    if host is not None:
+        _check(host, address[1], "socket connect")
+    return _original_connect(self, address)
+
+
+def _connect_ex(self: socket.socket, address: Any) -> int:
+    host = _address_host(address)
+    if host is not None:
+        _check(host, address[1], "socket connect")
+    return _original_connect_ex(self, address)
+
+
+def _getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+    name = host.decode("idna") if isinstance(host, bytes) else host
+    router = _current()
+    if router is not None and isinstance(name, str) and not router.allows(name):
+        raise router.refuse(f"DNS lookup of {name}", name)
+    result = _original_getaddrinfo(host, port, *args, **kwargs)
+    if router is not None and isinstance(name, str) and not is_loopback(name):
+        with _state_lock:
+            _resolved.update(str(info[4][0]) for info in result)
+    return result
+
+
+def install() -> None:
+    """Patch ``socket`` once; the patch does nothing while no blocking router is active."""
+    global _installed  # noqa: PLW0603
+    with _state_lock:
+        if _installed:
+            return
+        socket.socket.connect = _connect  # type: ignore[method-assign,assignment]
+        socket.socket.connect_ex = _connect_ex  # type: ignore[method-assign,assignment]
+        socket.getaddrinfo = _getaddrinfo
+        _installed = True

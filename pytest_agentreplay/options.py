@@ -1,0 +1,63 @@
+"""Command-line options, ini keys and the marker: one place, one constant per choice list."""
+
+from __future__ import annotations
+
+import pytest
+
+__all__ = ["MARKER_HELP", "RECORD_MODES", "add_options"]
+
+RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
+"""Record modes, with pytest-recording's meaning; ``none`` replays only and blocks egress."""
+
+MARKER_HELP = (
+    "agentreplay(cassette=None, record_mode=None, match_on=None, allow_hosts=None, "
+    "strict=None): replay (or record) this test's provider traffic with pytest-agentreplay."
+)
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register every option in one ``agentreplay`` group, each ``--agentreplay-`` prefixed."""
+    group = parser.getgroup("agentreplay", "LLM agent record/replay (pytest-agentreplay)")
+    group.addoption(
+        "--agentreplay-record-mode",
+        choices=RECORD_MODES,
+        default=None,
+        help="Record mode for cassettes (default: the ini value, else 'none': replay only, "
+        "no network).",
+    )
+    group.addoption(
+        "--agentreplay-strict",
+        action="store_true",
+        default=None,
+        help="Fail tests that leave recorded interactions unplayed.",
+    )
+    group.addoption(
+        "--agentreplay-block-network",
+        action="store_true",
+        default=None,
+        help="Block egress in every test, not only in tests that use agentreplay.",
+    )
+    parser.addini("agentreplay_record_mode", "Default record mode.", default="none")
+    parser.addini(
+        "agentreplay_cassette_dir",
+        "Cassette directory, relative to each test file's directory.",
+        default="cassettes",
+    )
+    parser.addini(
+        "agentreplay_allow_hosts",
+        "Hosts that may be reached live during replay (besides loopback).",
+        type="args",
+        default=[],
+    )
+    parser.addini(
+        "agentreplay_block_loopback",
+        "Also block loopback addresses during replay.",
+        type="bool",
+        default=False,
+    )
+    parser.addini(
+        "agentreplay_block_network",
+        "Block egress in every test, not only in tests that use agentreplay.",
+        type="bool",
+        default=False,
+    )

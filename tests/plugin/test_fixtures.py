@@ -1,0 +1,205 @@
+"""The fixtures and the marker, seen from a user's test suite (pytester, subprocess)."""
+
+from __future__ import annotations
+
+import anthropic  # noqa: F401 - imported once here, so in-process runs reuse it
+import openai  # noqa: F401
+import pytest
+
+import pytest_agentreplay.fakes  # noqa: F401 - one copy of our classes for every run
+
+pytest_plugins = ["pytester"]
+
+HEADER = """
+import anthropic, openai, pytest
+from pytest_agentreplay import Fault, Reply
+
+def ask(text="hi"):
+    client = anthropic.Anthropic(api_key="k", max_retries=0)
+    return client.messages.create(model="m", max_tokens=9,
+                                  messages=[{"role": "user", "content": text}])
+"""
+
+
+def run(pytester: pytest.Pytester, body: str, *args: str) -> pytest.RunResult:
+    pytester.makepyfile(test_user=HEADER + body)
+    return pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
+
+
+def test_script_ran_out_fails_the_test_showing_the_request(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+def test_two_calls(scripted_model):
+    scripted_model.script(Reply.text("only one"))
+    assert ask("first").content[0].text == "only one"
+    with pytest.raises(anthropic.InternalServerError, match="script ran out"):
+        ask("second question")
+""",
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*scripted_model: received a model call after its script ran out (call #1)*",
+            "*POST https://api.anthropic.com/v1/messages*",
+            "*second question*",
+        ]
+    )
+
+
+def test_unconsumed_replies_fail_the_test(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+def test_lazy(scripted_model):
+    scripted_model.script(Reply.text("used"), Reply.text("never asked for"))
+    ask()
+
+def test_opted_out(scripted_model):
+    scripted_model.check_unused = False
+    scripted_model.script(Reply.text("spare"))
+""",
+    )
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines(["*1 scripted reply never requested*", "*never asked for*"])
+
+
+def test_a_failing_test_is_not_masked_by_fake_checks(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+def test_boom(scripted_model):
+    scripted_model.script(Reply.text("unused"))
+    raise ValueError("the real failure")
+""",
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*ValueError: the real failure*"])
+    result.stdout.no_fnmatch_line("*never requested*")
+
+
+def test_non_model_endpoint_on_a_served_host_fails_the_test(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+def test_models_list(scripted_model):
+    client = openai.OpenAI(api_key="k", max_retries=0)
+    with pytest.raises(openai.NotFoundError):
+        client.models.list()
+""",
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*unexpected request, the fake serves model calls only*",
+            "*GET https://api.openai.com/v1/models*",
+        ]
+    )
+
+
+def test_blocked_egress_names_the_test(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+import httpx2
+
+def test_leaks(scripted_model):
+    httpx2.get("https://telemetry.example.com/ping")
+""",
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*EgressBlocked: pytest-agentreplay blocked a live network call from test "
+            "test_user.py::test_leaks: GET https://telemetry.example.com/ping*",
+        ]
+    )
+
+
+def test_marker_alone_turns_on_the_guard(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+import httpx2
+from pytest_agentreplay.intercept import active_router
+
+@pytest.mark.agentreplay
+def test_marked():
+    with pytest.raises(BaseException, match="blocked a live network call"):
+        httpx2.get("https://example.com/")
+
+def test_unmarked_tests_are_left_alone():
+    assert active_router() is None
+""",
+    )
+    result.assert_outcomes(passed=2)
+
+
+def test_block_network_option_guards_every_test(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+from pytest_agentreplay.intercept import active_router
+
+def test_plain():
+    assert active_router() is not None
+""",
+        "--agentreplay-block-network",
+    )
+    result.assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize(
+    ("marker", "message"),
+    [
+        ("agentreplay(casette='x')", "unknown @pytest.mark.agentreplay argument(s) casette"),
+        ("agentreplay('x')", "takes keyword arguments only"),
+        ("agentreplay(record_mode='sometimes')", "record_mode 'sometimes' is not one of"),
+        ("agentreplay(allow_hosts=3)", "allow_hosts must be a host or a list of hosts"),
+    ],
+)
+def test_bad_marker_arguments_are_usage_errors(
+    pytester: pytest.Pytester, marker: str, message: str
+) -> None:
+    result = run(
+        pytester,
+        f"""
+@pytest.mark.{marker}
+def test_marked():
+    pass
+""",
+    )
+    assert result.ret != 0
+    result.stdout.fnmatch_lines([f"*{message}*"])
+
+
+def test_record_mode_choices_come_from_one_constant(pytester: pytest.Pytester) -> None:
+    from pytest_agentreplay.options import RECORD_MODES
+
+    result = pytester.runpytest_subprocess("--agentreplay-record-mode=bogus")
+    assert result.ret != 0
+    choices = ", ".join(repr(m) for m in RECORD_MODES)
+    result.stderr.fnmatch_lines([f"*invalid choice: 'bogus' (choose from {choices})*"])
+
+
+def test_fixtures_are_listed_with_their_docs(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess("--fixtures", "-p", "no:cacheprovider")
+    for line in ("scripted_model -- *", "*A fake model serving a script*",
+                 "blocking_model -- *", "*held before its first byte*",
+                 "interrupting_model -- *", "*cuts its first stream halfway*",
+                 "failing_model -- *", "*failing every call with a provider 500*"):
+        result.stdout.fnmatch_lines([line])
+
+
+def test_fixtures_work_under_xdist(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_user=HEADER
+        + """
+@pytest.mark.parametrize("n", range(6))
+def test_many(scripted_model, n):
+    scripted_model.script(Reply.text(f"reply {n}"))
+    assert ask().content[0].text == f"reply {n}"
+"""
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
+    result.assert_outcomes(passed=6)
