@@ -128,6 +128,7 @@ class FakeModel:
         self._gates: list[Gate] = []
         self._stall = self._gate()
         self._open: dict[int, tuple[Request, str, bool]] = {}
+        self._statuses: dict[int, int | None] = {}
         self._router: Router | None = None
         self._scope: Any = None
         self.script(*script)
@@ -139,6 +140,28 @@ class FakeModel:
         replies = [_as_reply(item) for item in items]
         with self._lock:
             self._script.extend(replies)
+        return self
+
+    def configure(
+        self,
+        *,
+        respond: Respond | None = None,
+        chunking: ChunkingSpec | None = None,
+        event_delay: float | None = None,
+        seed: str | None = None,
+        check_unused: bool | None = None,
+    ) -> FakeModel:
+        """Change what the constructor set (for fixtures, which build the fake for you)."""
+        if respond is not None:
+            self.respond_fn = respond
+        if chunking is not None:
+            self.chunker = resolve_chunking(chunking)
+        if event_delay is not None:
+            self.event_delay = event_delay
+        if seed is not None:
+            self._ids = IdFactory(seed)
+        if check_unused is not None:
+            self.check_unused = check_unused
         return self
 
     def serve(self, base_url: str, provider: Provider | None = None) -> FakeModel:
@@ -261,6 +284,8 @@ class FakeModel:
         return self
 
     def detach(self) -> None:
+        """Stop serving; calls still held are let go, so no thread hangs the run."""
+        self.release()
         if self._router is not None:
             self._router.remove(self)
             self._router = None
@@ -353,28 +378,30 @@ class FakeModel:
             )
         return self._play(index, codec, parsed, request, sync=sync, block=block)
 
-    def _next_reply(self, request: Request, http: HTTPRequest) -> tuple[Reply, bool]:
-        """The reply for this call, and whether it comes from the script."""
+    def _next_reply(self, request: Request, http: HTTPRequest) -> Reply:
+        """The reply for this call: the failure, the script, ``respond``, or a 500."""
         with self._lock:
             if self._fail is not None:
-                return Reply.failure(self._fail), False
+                return Reply.failure(self._fail)
             if self._script:
                 if self._interrupts and request.stream:
-                    cut = self._interrupts.pop(0)
-                    return self._script[0].model_copy(
-                        update={"fault": Fault(kind="cut", after_events=cut)}
-                    ), False
-                return self._script.popleft(), True
+                    return self._cut(self._script[0])
+                return self._script.popleft()
         if self.respond_fn is not None:
-            return _as_reply(_call(self.respond_fn, request)), False
+            reply = _as_reply(_call(self.respond_fn, request))
+            with self._lock:
+                return self._cut(reply) if self._interrupts and request.stream else reply
         with self._lock:
             self._problems.append(
                 f"{self.name}: received a model call after its script ran out "
                 f"(call #{len(self.calls) - 1}):\n  {_show(http)}"
             )
-        return Reply.failure(
-            Fault.http(500, "pytest-agentreplay: the fake model's script ran out")
-        ), False
+        return Reply.failure(Fault.http(500, "pytest-agentreplay: the fake model's script ran out"))
+
+    def _cut(self, reply: Reply) -> Reply:
+        """``reply`` cut by the next pending interrupt (caller holds the lock)."""
+        after = self._interrupts.pop(0)
+        return reply.model_copy(update={"fault": Fault(kind="cut", after_events=after)})
 
     def _play(
         self,
@@ -386,7 +413,7 @@ class FakeModel:
         sync: bool,
         block: tuple[Gate, int | None] | None = None,
     ) -> Playback:
-        reply, _ = self._next_reply(request, http)
+        reply = self._next_reply(request, http)
         ctx = RenderContext(model=request.model or "fake-model", request=request, ids=self._ids)
         with self._lock:
             stall = self._stall
@@ -397,7 +424,10 @@ class FakeModel:
             on_end=lambda outcome, sent: self._ended(index, outcome, sent, reply),
             extra_gates={block[1]: block[0]} if block is not None and block[1] is not None else {},
         )
-        return playbacks.for_reply(codec, reply, ctx, plan, streaming=request.stream)
+        playback = playbacks.for_reply(codec, reply, ctx, plan, streaming=request.stream)
+        with self._lock:
+            self._statuses[index] = None if playback.before_headers else playback.status
+        return playback
 
     def _unexpected(self, request: HTTPRequest, why: str, codec: Codec | None = None) -> Playback:
         with self._lock:
@@ -418,29 +448,20 @@ class FakeModel:
             if opened is None:
                 return
             request, url, streaming = opened
+            status = self._statuses.pop(index, None)
+            # An error body is not an event stream: nothing of the reply was delivered.
+            delivered = events_sent if streaming and (status or 0) < 400 else 0
             self._log[index] = ModelCall(
                 index=index,
                 provider=request.provider,
                 url=url,
                 streaming=streaming,
                 request=request,
-                status=_status_of(outcome, reply),
+                status=status,
                 outcome=outcome,
-                events_sent=events_sent if streaming else 0,
+                events_sent=delivered,
                 reply=reply,
             )
-
-
-def _status_of(outcome: str, reply: Reply | None) -> int | None:
-    """The HTTP status the client saw; ``None`` when no response had started."""
-    fault = reply.fault if reply is not None else None
-    if fault is not None and fault.kind == "http":
-        return fault.status
-    if reply is None or (
-        fault is not None and fault.kind == "timeout" and fault.after_events is None
-    ):
-        return None
-    return 200
 
 
 def _call(fn: Respond, request: Request) -> ScriptItem:

@@ -34,6 +34,7 @@ from typing import Any, Literal
 from .errors import SSEDecodeError, SSEEncodeError
 
 __all__ = [
+    "Decoded",
     "SSEDecoder",
     "SSEEncoder",
     "SSEEvent",

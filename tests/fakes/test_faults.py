@@ -22,7 +22,7 @@ def _status_error(provider: str) -> type[Exception]:
 def test_429_with_retry_after_is_retried_by_the_sdk(
     provider: str, stream: bool, scripted_model: FakeModel
 ) -> None:
-    scripted_model.script(Fault.http(429, "slow down", retry_after=0), Reply.text("ok now"))
+    scripted_model.script(Fault.http(429, "slow down", retry_after=0.01), Reply.text("ok now"))
     client = sdk.client(provider, max_retries=1)
     assert sdk.call(provider, stream=stream, sdk=client).text == "ok now"
     assert [c.outcome for c in scripted_model.log] == ["http_error", "completed"]
