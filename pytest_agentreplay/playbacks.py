@@ -56,10 +56,16 @@ class Plan:
     extra_gates: dict[int, Gate] = field(default_factory=dict)
 
 
-def encode_lazily(events: Iterable[SSEEvent]) -> Iterator[bytes]:
-    """Encode events one at a time, as they are pulled (time to first byte stays flat)."""
-    encoder = SSEEncoder()
-    return (encoder.encode(event) for event in events)
+def encode_lazily(
+    events: Iterable[SSEEvent], *, comments: bool = False, tail: bytes = b""
+) -> Iterator[bytes]:
+    """Encode events one at a time, as they are pulled (time to first byte stays flat);
+    ``tail`` (an unterminated last line, as a recording may end) follows them."""
+    encoder = SSEEncoder(comments=comments)
+    for event in events:
+        yield encoder.encode(event)
+    if tail:
+        yield tail
 
 
 def _headers(codec: Codec, ctx: RenderContext, *, streaming: bool) -> list[tuple[str, str]]:
@@ -102,8 +108,15 @@ def for_events(
     *,
     status: int = 200,
     headers: Sequence[tuple[str, str]] | None = None,
+    comments: bool = False,
+    tail: bytes = b"",
+    schedule: Sequence[float] | None = None,
 ) -> Playback:
-    """A streamed response of ``events`` with ``fault`` striking after its event count."""
+    """A streamed response of ``events`` with ``fault`` striking after its event count.
+
+    ``comments`` keeps the events' comment lines; ``tail`` is sent after the last
+    event (unless a fault cuts the body first); ``schedule`` paces the events.
+    """
     heads = list(headers) if headers is not None else _headers(codec, ctx, streaming=True)
     gates = dict(plan.extra_gates)
     deliver: int | None = None
@@ -129,12 +142,13 @@ def for_events(
     return Playback(
         status=status,
         headers=heads,
-        events=encode_lazily(source),
+        events=encode_lazily(source, comments=comments, tail=tail if deliver is None else b""),
         deliver=deliver,
         ending=ending,  # type: ignore[arg-type]
         chunker=plan.chunker,
         gates=gates,
         delay=plan.delay,
+        schedule=schedule,
         on_end=_outcome(plan, override),
     )
 
@@ -161,8 +175,15 @@ def for_reply(
         else reply
     )
     if streaming:
-        return for_events(codec, codec.iter_events(content, ctx), fault, ctx, plan)
+        return for_events(codec, _primed(codec.iter_events(content, ctx)), fault, ctx, plan)
     return _json_reply(codec, content, fault, ctx, plan)
+
+
+def _primed(events: Iterator[SSEEvent]) -> Iterator[SSEEvent]:
+    """Render the first event now, before the headers draw their request id, so a
+    stream draws ids in the same order as the JSON body (same seed, same ids)."""
+    first = next(events, None)
+    return events if first is None else chain([first], events)
 
 
 def _json_reply(

@@ -21,10 +21,10 @@ import random
 import threading
 import time
 from bisect import bisect_right
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 __all__ = [
     "Chunker",
@@ -33,6 +33,8 @@ __all__ = [
     "Gate",
     "Playback",
     "Player",
+    "Tee",
+    "TeeSink",
     "chunk_by_event",
     "chunk_bytes",
     "chunk_lines",
@@ -229,9 +231,11 @@ class Playback:
     after ``deliver`` events (all when ``None``) the body ends as ``ending`` says.
     ``gates`` maps an event count to a :class:`Gate` to wait on before sending
     event number *count* (``0``: after the headers, before the first byte).
-    ``delay`` paces chunks (seconds between chunks); ``on_end(outcome,
-    events_sent)`` is called once. ``before_headers`` makes the ending strike
-    before any response exists (a read timeout while waiting for the status line).
+    ``delay`` paces chunks (seconds between chunks); ``schedule[i]`` (seconds
+    since the response started) is when event *i* may be complete at the
+    earliest (replay paced like the recording); ``on_end(outcome, events_sent)``
+    is called once. ``before_headers`` makes the ending strike before any
+    response exists (a read timeout while waiting for the status line).
     """
 
     status: int
@@ -243,6 +247,7 @@ class Playback:
     chunker: Chunker = chunk_by_event
     gates: dict[int, Gate] = field(default_factory=dict)
     delay: float = 0.0
+    schedule: Sequence[float] | None = None
     on_end: Callable[[str, int], None] | None = None
 
 
@@ -299,6 +304,10 @@ class Player:
         else:
             self.end(_OUTCOME[self.playback.ending])
 
+    async def aclose(self) -> None:
+        """:meth:`close`, for async clients."""
+        self.close()
+
     def _segments(self) -> Iterator[tuple[Gate | None, Iterator[bytes]]]:
         """The body split at the gates: (gate to pass first, events up to the next gate)."""
         pb = self.playback
@@ -349,15 +358,25 @@ class Player:
     def iterate(self) -> Iterator[bytes]:
         """Sync delivery, in the client's thread."""
         self._chunks = chunks = self._iter_chunks(self._wait_sync)
-        delay = self.playback.delay
+        start = time.monotonic()
         for i, (chunk, complete) in enumerate(chunks):
-            if delay and i:
-                time.sleep(delay)
+            pause = self._pause(i, complete, start)
+            if pause > 0:
+                time.sleep(pause)
             if self.ended is not None:
                 return
             self.events_sent = complete
             yield chunk
         self._finish()
+
+    def _pause(self, index: int, complete: int, start: float) -> float:
+        """How long to wait before handing over chunk ``index`` (pacing)."""
+        pause = self.playback.delay if index else 0.0
+        schedule = self.playback.schedule
+        if schedule and complete:
+            due = start + schedule[min(complete, len(schedule)) - 1]
+            pause = max(pause, due - time.monotonic())
+        return pause
 
     def _wait_sync(self, gate: Gate) -> None:
         gate.wait(self._wake)
@@ -366,6 +385,7 @@ class Player:
         """Async delivery; cancellation while waiting or pacing counts as a hang-up."""
         pending: list[Gate] = []
         self._chunks = chunks = self._iter_chunks(pending.append)
+        start = time.monotonic()
         try:
             i = 0
             while True:
@@ -376,8 +396,9 @@ class Player:
                     return
                 if item is None:
                     break
-                if self.playback.delay and i:
-                    await asyncio.sleep(self.playback.delay)
+                pause = self._pause(i, item[1], start)
+                if pause > 0:
+                    await asyncio.sleep(pause)
                 i += 1
                 self.events_sent = item[1]
                 yield item[0]
@@ -388,3 +409,69 @@ class Player:
 
 
 _OUTCOME = {"complete": "completed", "cut": "cut", "timeout": "timeout"}
+
+
+class TeeSink(Protocol):
+    """Receives a live body as it passes: every chunk, then how it ended (once)."""
+
+    def chunk(self, data: bytes) -> None: ...
+
+    def end(self, how: str) -> None: ...
+
+
+class Tee:
+    """Passes a live body to the client unchanged, chunk by chunk, as it arrives,
+    while a :class:`TeeSink` records it.
+
+    The client never waits for the recording: each chunk is handed on as soon as the
+    sink has seen it. How the body ended is reported once: ``complete``; ``cut`` /
+    ``timeout`` (as ``classify`` names the exception, which is re-raised);
+    ``cancelled`` when the client closes early; ``incomplete`` on ``KeyboardInterrupt``.
+    """
+
+    def __init__(self, inner: Any, sink: TeeSink, classify: Callable[[BaseException], str]) -> None:
+        self.inner = inner
+        self.sink = sink
+        self.classify = classify
+        self.ended = False
+
+    def _end(self, how: str) -> None:
+        if not self.ended:
+            self.ended = True
+            self.sink.end(how)
+
+    def _failed(self, exc: BaseException) -> None:
+        if isinstance(exc, KeyboardInterrupt):
+            self._end("incomplete")
+        elif isinstance(exc, (GeneratorExit, asyncio.CancelledError)):
+            self._end("cancelled")
+        else:
+            self._end(self.classify(exc))
+
+    def iterate(self) -> Iterator[bytes]:
+        try:
+            for data in self.inner:
+                self.sink.chunk(data)
+                yield data
+        except BaseException as exc:
+            self._failed(exc)
+            raise
+        self._end("complete")
+
+    async def aiterate(self) -> AsyncIterator[bytes]:
+        try:
+            async for data in self.inner:
+                self.sink.chunk(data)
+                yield data
+        except BaseException as exc:
+            self._failed(exc)
+            raise
+        self._end("complete")
+
+    def close(self) -> None:
+        self._end("cancelled")
+        self.inner.close()
+
+    async def aclose(self) -> None:
+        self._end("cancelled")
+        await self.inner.aclose()

@@ -10,7 +10,7 @@ import httpx2
 import openai
 import pytest
 
-from pytest_agentreplay import FakeModel, Reply
+from pytest_agentreplay import FakeModel, Reply, sse
 from tests import sdk
 
 
@@ -160,3 +160,44 @@ async def test_calls_from_to_thread_and_anyio_threads_are_served(scripted_model:
     one = await asyncio.to_thread(lambda: sdk.call("anthropic", stream=False).text)
     two = await anyio.to_thread.run_sync(lambda: sdk.call("anthropic", stream=True).text)
     assert (one, two) == ("asyncio thread", "anyio thread")
+
+
+def test_interrupt_also_cuts_replies_from_respond() -> None:
+    with FakeModel(respond=lambda request: Reply.text("a b c d e f")).interrupt() as fake:
+        with pytest.raises(httpx2.RemoteProtocolError):
+            sdk.call("anthropic", stream=True)
+        assert sdk.call("anthropic", stream=True).text == "a b c d e f"
+    assert [c.outcome for c in fake.log] == ["cut", "completed"]
+
+
+def test_detach_releases_a_call_left_held() -> None:
+    fake = FakeModel(Reply.text("late"))
+    out: list[str] = []
+    with fake:
+        fake.block()
+        worker = threading.Thread(target=lambda: out.append(sdk.call("openai_chat",
+                                                                      stream=False).text))
+        worker.start()
+        assert fake.wait_blocked(5)
+        fake.detach()
+        worker.join(5)
+        assert not worker.is_alive(), "teardown must not leave a thread held forever"
+    assert out == ["late"]
+
+
+def test_configure_changes_a_fixtures_fake(scripted_model: FakeModel) -> None:
+    scripted_model.configure(chunking="whole", respond=lambda r: "from respond", seed="s9")
+    with httpx2.Client() as client, client.stream(
+            "POST", "https://api.anthropic.com/v1/messages",
+            json={"model": "m", "max_tokens": 5, "stream": True,
+                  "messages": [{"role": "user", "content": "x"}]}) as resp:
+        chunks = list(resp.iter_bytes())
+    assert len(chunks) == 1, "'whole' sends the body as one chunk"
+    deltas = [e.json()["delta"]["text"] for e in sse.decode(chunks[0]).events
+              if e.event == "content_block_delta"]
+    assert "".join(deltas) == "from respond"
+    message_id = sse.decode(chunks[0]).events[0].json()["message"]["id"]
+    with FakeModel("x", seed="s9") as twin:
+        assert sdk.client("anthropic").messages.create(
+            model="m", max_tokens=5, messages=[{"role": "user", "content": "x"}]).id == message_id
+    assert twin.log and scripted_model.log[0].events_sent > 3

@@ -198,3 +198,22 @@ def test_stall_holds_until_release(scripted_model: FakeModel) -> None:
     worker.join(5)
     assert result == ["a b c d e"]
     assert scripted_model.log[0].outcome == "completed"
+
+
+@pytest.mark.parametrize("provider", sdk.PROVIDERS)
+def test_error_event_on_a_non_streamed_call_is_the_providers_http_error(
+        provider: str, scripted_model: FakeModel) -> None:
+    scripted_model.script(Reply.text("hi", fault=Fault.error_event()))
+    with pytest.raises(_status_error(provider)) as info:
+        sdk.call(provider, stream=False)
+    status = 529 if provider == "anthropic" else 500
+    assert info.value.status_code == status  # type: ignore[attr-defined]
+    [entry] = scripted_model.log
+    assert (entry.outcome, entry.status, entry.events_sent) == ("http_error", status, 0)
+
+
+def test_an_http_error_on_a_stream_counts_no_events(scripted_model: FakeModel) -> None:
+    scripted_model.script(Fault.http(503))
+    with pytest.raises(anthropic.InternalServerError):
+        sdk.call("anthropic", stream=True)
+    assert (scripted_model.log[0].status, scripted_model.log[0].events_sent) == (503, 0)
