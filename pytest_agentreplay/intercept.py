@@ -20,6 +20,7 @@ import importlib
 import importlib.util
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from urllib.parse import urlsplit
 
 from . import egress, lazy
 from .egress import EgressBlocked, is_loopback
-from .streams import Gate, Playback, Player
+from .streams import Gate, Playback, Player, Tee
 
 __all__ = [
     "FAMILIES",
@@ -103,7 +104,11 @@ class Handler(Protocol):
         """The response to play for ``request`` (called from async clients)."""
 
 
-LiveSend = Callable[[], Any]
+class Recorder(Protocol):
+    """Sees live traffic in record mode (see :mod:`.recorder`)."""
+
+    def wrap(self, request: HTTPRequest, response: Any, family: Family, started: float) -> Any:
+        """Return ``response`` with its body teed into the recording."""
 
 
 @dataclass
@@ -111,7 +116,8 @@ class Router:
     """The interception policy of one scope (a test): handlers, egress rules, ledger.
 
     ``block`` refuses live traffic except to loopback (unless ``allow_loopback``
-    is false) and ``allow_hosts``; ``live`` (record mode) may wrap a live call.
+    is false) and ``allow_hosts``; ``recorder`` (record mode) sees every live
+    response and may tee its body.
     """
 
     test: str | None = None
@@ -122,7 +128,7 @@ class Router:
     handlers: list[Handler] = field(default_factory=list)
     blocked: list[str] = field(default_factory=list)
     live_calls: list[str] = field(default_factory=list)
-    live: Callable[[HTTPRequest, LiveSend], Any] | None = None
+    recorder: Recorder | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, handler: Handler) -> None:
@@ -226,6 +232,10 @@ class Family:
     def timeout(self) -> BaseException:
         return self.module.ReadTimeout("The read operation timed out")  # type: ignore[no-any-return]
 
+    def classify(self, exc: BaseException) -> str:
+        """How a live body that raised ``exc`` ended: ``timeout`` or ``cut``."""
+        return "timeout" if isinstance(exc, self.module.TimeoutException) else "cut"
+
     def view(self, request: Any, content: bytes) -> HTTPRequest:
         headers = tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw)
         return HTTPRequest(
@@ -234,6 +244,18 @@ class Family:
             headers=headers,
             content=content,
             family=self.name,
+        )
+
+    def teed(self, response: Any, tee: Tee) -> Any:
+        """``response`` with its body passed through ``tee`` (same status, headers)."""
+        sync = isinstance(response.stream, self.module.SyncByteStream)
+        stream = self.sync_stream(tee) if sync else self.async_stream(tee)
+        # A transport's response has no request yet: the client attaches it.
+        return self.module.Response(
+            status_code=response.status_code,
+            headers=response.headers,
+            stream=stream,
+            extensions=response.extensions,
         )
 
     def response(self, request: Any, playback: Playback, *, sync: bool) -> Any:
@@ -250,7 +272,9 @@ class Family:
 
 def _sync_stream_class(module: Any) -> type:
     class PlaybackStream(module.SyncByteStream):  # type: ignore[misc]
-        def __init__(self, player: Player) -> None:
+        """A body played (or teed) by a :class:`Player` / :class:`Tee`."""
+
+        def __init__(self, player: Player | Tee) -> None:
             self.player = player
 
         def __iter__(self) -> Iterator[bytes]:
@@ -264,14 +288,16 @@ def _sync_stream_class(module: Any) -> type:
 
 def _async_stream_class(module: Any) -> type:
     class AsyncPlaybackStream(module.AsyncByteStream):  # type: ignore[misc]
-        def __init__(self, player: Player) -> None:
+        """A body played (or teed) by a :class:`Player` / :class:`Tee`, async."""
+
+        def __init__(self, player: Player | Tee) -> None:
             self.player = player
 
         def __aiter__(self) -> Any:
             return self.player.aiterate()
 
         async def aclose(self) -> None:
-            self.player.close()
+            await self.player.aclose()
 
     return AsyncPlaybackStream
 
@@ -307,7 +333,10 @@ def _patch(family: Family) -> None:
         view = family.view(request, request.read())
         handler = router.route(view)
         if handler is None:
-            return _live(router, view, lambda: original_sync(self, request))
+            router.check_live(view)
+            started = time.monotonic()
+            response = original_sync(self, request)
+            return _recorded(router, view, response, family, started)
         answer = handler.respond(view)
         if isinstance(answer, Deferred):
             answer = _hold_sync(answer)
@@ -321,9 +350,9 @@ def _patch(family: Family) -> None:
         handler = router.route(view)
         if handler is None:
             router.check_live(view)
-            if router.live is not None:
-                return await router.live(view, lambda: original_async(self, request))
-            return await original_async(self, request)
+            started = time.monotonic()
+            response = await original_async(self, request)
+            return _recorded(router, view, response, family, started)
         answer = await handler.respond_async(view)
         if isinstance(answer, Deferred):
             answer = await _hold_async(answer)
@@ -335,11 +364,12 @@ def _patch(family: Family) -> None:
     async_cls.handle_async_request = handle_async_request
 
 
-def _live(router: Router, view: HTTPRequest, send: LiveSend) -> Any:
-    router.check_live(view)
-    if router.live is not None:
-        return router.live(view, send)
-    return send()
+def _recorded(
+    router: Router, view: HTTPRequest, response: Any, family: Family, started: float
+) -> Any:
+    if router.recorder is None:
+        return response
+    return router.recorder.wrap(view, response, family, started)
 
 
 def _hold_sync(deferred: Deferred) -> Playback:

@@ -11,7 +11,8 @@ RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
 
 MARKER_HELP = (
     "agentreplay(cassette=None, record_mode=None, match_on=None, allow_hosts=None, "
-    "strict=None): replay (or record) this test's provider traffic with pytest-agentreplay."
+    "strict=None, block_loopback=None, allow_incomplete=None, pace=None): replay (or record) "
+    "this test's provider traffic with pytest-agentreplay."
 )
 
 
@@ -30,6 +31,13 @@ def add_options(parser: pytest.Parser) -> None:
         action="store_true",
         default=None,
         help="Fail tests that leave recorded interactions unplayed.",
+    )
+    group.addoption(
+        "--agentreplay-save-on-failure",
+        action="store_true",
+        default=None,
+        help="Write recorded cassettes even when the test fails (by default an existing "
+        "cassette is kept when its test fails).",
     )
     group.addoption(
         "--agentreplay-block-network",

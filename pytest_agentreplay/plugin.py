@@ -10,6 +10,7 @@ tests that use an agentreplay fixture or marker (or with
 from __future__ import annotations
 
 from collections.abc import Generator, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -18,19 +19,44 @@ from .options import MARKER_HELP, RECORD_MODES, add_options
 
 if TYPE_CHECKING:
     from .fakes import FakeModel
+    from .handle import AgentReplay
+    from .hooks import AgentReplaySettings
     from .intercept import Router
+    from .redact import Scrubber
+    from .report import Report
+    from .session import CassetteSession
 
 __all__ = ["RECORD_MODES"]
 
-_FAKES = pytest.StashKey["list[FakeModel]"]()
+_FAKES: pytest.StashKey[list[FakeModel]] = pytest.StashKey()
+_CASSETTES: pytest.StashKey[list[CassetteSession]] = pytest.StashKey()
+_FAILED: pytest.StashKey[bool] = pytest.StashKey()
+_SETTINGS: pytest.StashKey[AgentReplaySettings] = pytest.StashKey()
+_SCRUBBER: pytest.StashKey[Scrubber] = pytest.StashKey()
+_REPORT: pytest.StashKey[Report] = pytest.StashKey()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from . import hooks
+
+    pluginmanager.add_hookspecs(hooks)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    from .hooks import AgentReplaySettings
+    from .report import Report
+
     config.addinivalue_line("markers", MARKER_HELP)
+    settings = AgentReplaySettings()
+    config.hook.pytest_agentreplay_configure(config=config, settings=settings)
+    config.stash[_SETTINGS] = settings
+    config.stash[_REPORT] = Report()
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistReport(config), "agentreplay-xdist")
 
 
 def _block_everywhere(config: pytest.Config) -> bool:
@@ -41,14 +67,13 @@ def _block_everywhere(config: pytest.Config) -> bool:
 
 @pytest.fixture(autouse=True)
 def _agentreplay_marker(request: pytest.FixtureRequest) -> None:
-    """Route tests that carry the marker (or every test, if asked) through the plugin.
-
-    Costs one marker lookup in tests that do neither.
-    """
+    """Tests with the marker get their cassette; ``--agentreplay-block-network``
+    guards every test. Costs one marker lookup in tests that do neither."""
     node = request.node
-    if node.get_closest_marker("agentreplay") is None and not _block_everywhere(node.config):
-        return
-    request.getfixturevalue("_agentreplay_router")
+    if node.get_closest_marker("agentreplay") is not None:
+        request.getfixturevalue("agentreplay")
+    elif _block_everywhere(node.config):
+        request.getfixturevalue("_agentreplay_router")
 
 
 @pytest.fixture
@@ -61,12 +86,104 @@ def _agentreplay_router(request: pytest.FixtureRequest) -> Iterator[Router]:
     settings = resolve(item)
     router = Router(
         test=item.nodeid,
-        block=settings.replay_only,
         allow_hosts=settings.allow_hosts,
         allow_loopback=not settings.block_loopback,
+        hint=f"Record it with: pytest '{item.nodeid}' --agentreplay-record-mode=new_episodes",
     )
     with intercepting(router):
         yield router
+
+
+@pytest.fixture
+def agentreplay(
+    request: pytest.FixtureRequest, _agentreplay_router: Router
+) -> Iterator[AgentReplay]:
+    """The per-test cassette handle: path, interactions, calls, live-call ledger,
+    ``inject(fault, at_call=n)``. Using it (or the marker) turns the cassette on."""
+    from .handle import AgentReplay
+
+    session = _open_cassette(request.node, _agentreplay_router)
+    request.node.stash.setdefault(_CASSETTES, []).append(session)
+    _agentreplay_router.add(session)
+    _agentreplay_router.recorder = session.recorder()
+    _agentreplay_router.block = not session.recording
+    try:
+        with _non_httpx_clients(session):
+            yield AgentReplay(session, _agentreplay_router)
+    finally:
+        _agentreplay_router.remove(session)
+        _agentreplay_router.recorder = None
+        _close_cassette(request.node, session, _agentreplay_router)
+
+
+def _non_httpx_clients(session: CassetteSession) -> AbstractContextManager[None]:
+    """vcrpy records and replays requests / urllib3 / aiohttp into the same cassette,
+    when it is installed."""
+    from . import vcr_bridge
+
+    return vcr_bridge.vcr_cassette(session) if vcr_bridge.available() else nullcontext()
+
+
+def _scrubber(config: pytest.Config) -> Scrubber:
+    scrubber = config.stash.get(_SCRUBBER, None)
+    if scrubber is None:
+        from .redact import Scrubber
+
+        s = config.stash[_SETTINGS]
+        scrubber = config.stash[_SCRUBBER] = Scrubber(
+            extra_headers=tuple(s.redact_headers),
+            extra_query_params=tuple(s.redact_query_params),
+            extra_body_keys=tuple(s.redact_body_keys),
+            custom=tuple(s.scrubbers),
+        )
+    return scrubber
+
+
+def _open_cassette(item: pytest.Item, router: Router) -> CassetteSession:
+    from .paths import cassette_path
+    from .session import CassetteSession
+    from .settings import match_on_for, resolve
+    from .streams import resolve_chunking
+
+    settings, config = resolve(item), item.config
+    session_settings = config.stash[_SETTINGS]
+    return CassetteSession(
+        path=cassette_path(item, config.getini("agentreplay_cassette_dir"), settings.cassette),
+        record_mode=settings.record_mode,
+        router=router,
+        scrubber=_scrubber(config),
+        test=item.nodeid,
+        match_on=match_on_for(settings, session_settings),
+        chunker=resolve_chunking(session_settings.chunking),
+        pace=settings.pace if settings.pace is not None else session_settings.pace,
+        allow_incomplete=settings.allow_incomplete,
+        save_on_failure=bool(config.getoption("agentreplay_save_on_failure"))
+        or session_settings.save_on_failure,
+        max_body_bytes=session_settings.max_body_bytes,
+        rerecord=f"pytest '{item.nodeid}' --agentreplay-record-mode=new_episodes "
+        f"(or =rewrite to record it afresh)",
+    )
+
+
+def _close_cassette(item: pytest.Item, session: CassetteSession, router: Router) -> None:
+    from .report import CassetteUse
+
+    use = CassetteUse(
+        test=item.nodeid,
+        path=str(session.path),
+        record_mode=session.record_mode,
+        replayed=sum(1 for c in session.calls if c.source == "cassette"),
+        unplayed=session.unplayed,
+        live_calls=list(router.live_calls),
+        blocked=list(router.blocked),
+    )
+    item.config.stash[_REPORT].add(use)
+    result = session.finish(failed=item.stash.get(_FAILED, False))
+    use.recorded, use.written, use.not_written_reason = (
+        result.recorded,
+        result.written,
+        result.reason,
+    )
 
 
 def _fake(request: pytest.FixtureRequest, router: Router, name: str) -> FakeModel:
@@ -110,12 +227,65 @@ def failing_model(request: pytest.FixtureRequest, _agentreplay_router: Router) -
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     """After a passing test body, fail it for what the fakes saw (unexpected calls,
-    calls after the script ran out, replies never requested)."""
-    result = yield
+    calls after the script ran out, replies never requested) and, in strict mode,
+    for recorded interactions it left unplayed."""
+    try:
+        result = yield
+    except BaseException:
+        item.stash[_FAILED] = True
+        raise
     problems: list[str] = []
     for fake in item.stash.get(_FAKES, []):
         fake.close_open_calls()
         problems.extend(fake.problems)
+    problems.extend(_unplayed_problems(item))
     if problems:
+        item.stash[_FAILED] = True
         pytest.fail("pytest-agentreplay:\n" + "\n".join(problems), pytrace=False)
     return result
+
+
+def _unplayed_problems(item: pytest.Item) -> list[str]:
+    sessions = item.stash.get(_CASSETTES, [])
+    if not sessions:
+        return []
+    from .settings import resolve
+
+    if not resolve(item).strict:
+        return []
+    return [
+        f"strict mode: {len(s.unplayed)} recorded interaction(s) of {s.path} were not "
+        f"played: #{', #'.join(map(str, s.unplayed))}"
+        for s in sessions
+        if s.unplayed
+    ]
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    report = config.stash.get(_REPORT, None)
+    if report is None:
+        return
+    lines = report.lines(verbose=config.getoption("verbose") > 0)
+    if lines:
+        terminalreporter.write_sep("-", "agentreplay")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
+class _XdistReport:
+    """Carries each worker's report to the controller, so the summary covers the run."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @pytest.hookimpl
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        workeroutput = getattr(self.config, "workeroutput", None)
+        if workeroutput is not None:
+            workeroutput["agentreplay"] = self.config.stash[_REPORT].to_json()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        data = getattr(node, "workeroutput", {}).get("agentreplay")
+        if data:
+            self.config.stash[_REPORT].merge_json(data)

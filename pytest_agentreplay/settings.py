@@ -9,16 +9,28 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from .options import RECORD_MODES
 
+if TYPE_CHECKING:
+    from .hooks import AgentReplaySettings
+
 __all__ = ["MARKER_KEYS", "Settings", "resolve"]
 
 MARKER_KEYS = frozenset(
-    {"cassette", "record_mode", "match_on", "allow_hosts", "strict", "block_loopback"}
+    {
+        "cassette",
+        "record_mode",
+        "match_on",
+        "allow_hosts",
+        "strict",
+        "block_loopback",
+        "allow_incomplete",
+        "pace",
+    }
 )
 
 
@@ -32,11 +44,8 @@ class Settings:
     allow_hosts: tuple[str, ...] = ()
     strict: bool = False
     block_loopback: bool = False
-
-    @property
-    def replay_only(self) -> bool:
-        """Replay mode: no live traffic at all (besides loopback and allowed hosts)."""
-        return self.record_mode == "none"
+    allow_incomplete: bool = False
+    pace: float | None = None
 
 
 def _marker_kwargs(item: pytest.Item) -> dict[str, Any]:
@@ -88,12 +97,51 @@ def resolve(item: pytest.Item) -> Settings:
     )
     strict = config.getoption("agentreplay_strict") or bool(marker.get("strict", False))
     block_loopback = bool(marker.get("block_loopback", config.getini("agentreplay_block_loopback")))
-    match_on = marker.get("match_on")
     return Settings(
         record_mode=mode,
-        cassette=marker.get("cassette"),
-        match_on=tuple(match_on) if match_on is not None else None,
+        cassette=_optional_str(marker.get("cassette"), "cassette", item.nodeid),
+        match_on=_match_on(marker.get("match_on"), item.nodeid),
         allow_hosts=hosts,
         strict=strict,
         block_loopback=block_loopback,
+        allow_incomplete=bool(marker.get("allow_incomplete", False)),
+        pace=_pace(marker.get("pace"), item.nodeid),
     )
+
+
+def _optional_str(value: Any, name: str, where: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if hasattr(value, "__fspath__"):
+        return str(value)
+    raise pytest.UsageError(f"{where}: {name} must be a path string, got {value!r}")
+
+
+def _match_on(value: Any, where: str) -> tuple[Any, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise pytest.UsageError(
+            f"{where}: match_on must be a list of matcher names or callables, got {value!r}"
+        )
+    return tuple(value)
+
+
+def _pace(value: Any, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise pytest.UsageError(
+            f"{where}: pace must be a number >= 0 (1.0 replays at the recorded speed), "
+            f"got {value!r}"
+        )
+    return float(value)
+
+
+def match_on_for(settings: Settings, session: AgentReplaySettings) -> tuple[Any, ...] | None:
+    """The test's ``match_on`` with names of custom matchers (from the configure hook)
+    replaced by the matchers themselves."""
+    names = settings.match_on or session.match_on
+    if names is None:
+        return None
+    return tuple(session.matchers.get(n, n) if isinstance(n, str) else n for n in names)

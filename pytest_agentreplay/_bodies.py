@@ -1,0 +1,207 @@
+"""Turn wire bodies into cassette fields: parsed JSON, SSE events, text or base64.
+
+Used when converting other cassette formats at load time, and by the recorder
+(through :func:`~pytest_agentreplay.cassette.request_from_wire` and
+:func:`~pytest_agentreplay.cassette.response_from_wire`) so a body is stored the
+same way whichever path wrote it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import zlib
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from . import sse
+from ._yaml_emit import UnstorableError, dump_json
+from .cassette_model import RecordedEvent, normalize_headers
+
+__all__ = [
+    "MAX_DECODED",
+    "body_fields",
+    "decode_content",
+    "join_headers",
+    "looks_like_sse",
+    "response_fields",
+    "split_sse",
+    "split_stream",
+    "tail",
+]
+
+MAX_DECODED = 64 * 1024 * 1024
+"""Largest body a compressed stored body may expand to (a gzip bomb is refused)."""
+
+# Headers that hold one value: of a repeated list, the first wins.
+_SINGLE_VALUED = frozenset(
+    {
+        "authorization",
+        "content-length",
+        "content-type",
+        "date",
+        "host",
+        "location",
+        "retry-after",
+        "user-agent",
+    }
+)
+_SSE_FIRST_LINE = re.compile(r"(?:data|event|id|retry)(?::|$)|:")
+
+
+class _NotJSONError(Exception):
+    pass
+
+
+def join_headers(raw: Mapping[Any, Any] | Iterable[tuple[Any, Any]]) -> dict[str, str]:
+    """Lower-cased names; list values joined with ``, `` (first value for single-valued names)."""
+    items = raw.items() if isinstance(raw, Mapping) else raw
+    out: dict[str, list[str]] = {}
+    for name, value in items:
+        values = value if isinstance(value, (list, tuple)) else [value]
+        out.setdefault(str(name).lower(), []).extend("" if v is None else str(v) for v in values)
+    return {
+        name: values[0] if name in _SINGLE_VALUED and values else ", ".join(values)
+        for name, values in out.items()
+    }
+
+
+def _inflate(raw: bytes, wbits: int) -> bytes:
+    inflater = zlib.decompressobj(wbits)
+    out = inflater.decompress(raw, MAX_DECODED + 1)
+    if len(out) > MAX_DECODED or inflater.unconsumed_tail:
+        raise ValueError(f"the compressed body expands beyond {MAX_DECODED} bytes")
+    return out
+
+
+def decode_content(headers: dict[str, str], raw: bytes) -> tuple[bytes, dict[str, str]]:
+    """Undo a gzip / deflate ``content-encoding`` and drop the header.
+
+    A body already plain despite the header (crewAI stores some that way) is
+    kept and the header dropped; an encoding we cannot undo (``br``, ``zstd``,
+    a corrupt stream) keeps both, so a client still sees what the server sent.
+    Raises ``ValueError`` for a body that would expand beyond :data:`MAX_DECODED`.
+    """
+    encoding = headers.get("content-encoding", "").strip().lower()
+    if not encoding:
+        return raw, headers
+    plain = {k: v for k, v in headers.items() if k != "content-encoding"}
+    if encoding == "identity" or not raw:
+        return raw, plain
+    try:
+        if encoding in ("gzip", "x-gzip"):
+            return (_inflate(raw, 16 + zlib.MAX_WBITS) if raw[:2] == b"\x1f\x8b" else raw), plain
+        if encoding == "deflate":
+            return _inflate(raw, zlib.MAX_WBITS if raw[:1] == b"\x78" else -zlib.MAX_WBITS), plain
+    except zlib.error:
+        return raw, headers
+    return raw, headers
+
+
+def looks_like_sse(raw: bytes) -> bool:
+    """Does the body start like an event stream (a field or comment line)?
+
+    The content-type alone is not enough: Gemini answers a 400 with
+    ``text/event-stream`` and a plain JSON body.
+    """
+    head = raw[:4096].lstrip(b"\xef\xbb\xbf").lstrip(b"\r\n")
+    first = head.splitlines()[0] if head else b""
+    return bool(_SSE_FIRST_LINE.match(first.decode("utf-8", "replace")))
+
+
+# One line end (CRLF counts once), then another: a blank line, which ends an event.
+_BLANK_LINE = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
+
+
+def tail(body: bytes) -> bytes:
+    """The bytes after the last blank line (what no event boundary closed)."""
+    end = 0
+    for match in _BLANK_LINE.finditer(body):
+        end = match.end()
+    return body[end:]
+
+
+def split_stream(body: bytes) -> dict[str, Any]:
+    """A whole SSE body as the cassette fields ``events``, ``tail`` and ``truncated``.
+
+    ``events`` are exactly what a spec decoder dispatches (comments kept); when
+    the body ends without the blank line that closes its last event, ``tail``
+    keeps the unterminated text as received and ``truncated`` describes it, so
+    replay can send the same bytes (both SDKs drop such an event).
+    """
+    decoded = sse.decode(body, keep_comments=True)
+    events = [RecordedEvent.from_sse(event) for event in decoded.events]
+    if decoded.truncated is None:
+        return {"events": events}
+    tail_text = tail(body).decode("utf-8", "replace")
+    return {"events": events, "tail": tail_text or None, "truncated": decoded.truncated.describe()}
+
+
+def split_sse(body: bytes) -> tuple[list[RecordedEvent], str | None]:
+    """The dispatched events of a whole SSE body, and a note when it ends mid-event."""
+    fields = split_stream(body)
+    return fields["events"], fields.get("truncated")
+
+
+def _reject_constant(name: str) -> Any:
+    raise _NotJSONError(name)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise _NotJSONError(text)
+    return value
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _NotJSONError("duplicate key")
+    return out
+
+
+def parse_json(raw: bytes | str) -> Any:
+    """``raw`` as a JSON object or array that a cassette can store parsed, else ``None``.
+
+    Scalars, duplicate keys, NaN / Infinity, lone surrogates and nesting beyond
+    the writer's limit are refused: storing those parsed would change the body.
+    """
+    try:
+        value = json.loads(
+            raw,
+            object_pairs_hook=_unique,
+            parse_constant=_reject_constant,
+            parse_float=_finite,
+        )
+        if not isinstance(value, (dict, list)):
+            return None
+        dump_json(value)
+    except (_NotJSONError, ValueError, RecursionError, UnstorableError):
+        return None
+    return value
+
+
+def body_fields(raw: bytes, content_type: str = "") -> dict[str, Any]:
+    """The cassette fields for a non-stream body: ``json``, ``body`` or ``body_b64`` (or none)."""
+    if not raw:
+        return {}
+    if "json" in content_type or raw.lstrip()[:1] in (b"{", b"["):
+        parsed = parse_json(raw)
+        if parsed is not None:
+            return {"json": parsed}
+    try:
+        return {"body": raw.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"body_b64": base64.b64encode(raw).decode("ascii")}
+
+
+def response_fields(headers: Mapping[str, str], raw: bytes) -> dict[str, Any]:
+    """Headers and body fields for a stored response: decoded, SSE split into events."""
+    lowered = normalize_headers(dict(headers))
+    raw, lowered = decode_content(lowered, raw)
+    content_type = lowered.get("content-type", "").lower()
+    if "text/event-stream" in content_type and (not raw.strip() or looks_like_sse(raw)):
+        return {"headers": lowered, **split_stream(raw)}
+    return {"headers": lowered, **body_fields(raw, content_type)}

@@ -1,0 +1,71 @@
+"""The ``agentreplay`` fixture's object: one test's view of its cassette."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .cassette_model import Interaction
+from .intercept import Router
+from .model import Fault
+from .session import CassetteSession, ReplayedCall
+
+__all__ = ["AgentReplay"]
+
+
+class AgentReplay:
+    """The per-test cassette handle.
+
+    ``path`` and ``record_mode`` say which cassette and how; ``interactions`` are
+    the recorded ones loaded from it; ``calls`` the requests this test made so far
+    (answered from the cassette, or live and recorded); ``recorded`` the new
+    interactions; ``unplayed`` the indexes of recorded interactions not played yet;
+    ``live_calls`` / ``blocked`` are the egress ledger. ``inject`` makes a replayed
+    call fail with a :class:`~.model.Fault` instead of playing as recorded.
+    """
+
+    def __init__(self, session: CassetteSession, router: Router) -> None:
+        self._session = session
+        self._router = router
+
+    @property
+    def path(self) -> Path:
+        return self._session.path
+
+    @property
+    def record_mode(self) -> str:
+        return self._session.record_mode
+
+    @property
+    def interactions(self) -> list[Interaction]:
+        return list(self._session.cassette.interactions)
+
+    @property
+    def calls(self) -> list[ReplayedCall]:
+        return sorted(self._session.calls, key=lambda c: c.index)
+
+    @property
+    def recorded(self) -> list[Interaction]:
+        return self._session.new_interactions
+
+    @property
+    def unplayed(self) -> list[int]:
+        return self._session.unplayed
+
+    @property
+    def live_calls(self) -> list[str]:
+        return list(self._router.live_calls)
+
+    @property
+    def blocked(self) -> list[str]:
+        return list(self._router.blocked)
+
+    def inject(self, fault: Fault, *, at_call: int = 0) -> None:
+        """Make the ``at_call``-th call answered from the cassette (0-based) fail with
+        ``fault``: ``agentreplay.inject(Fault.cut(after_events=5), at_call=0)``."""
+        self._session.inject(fault, at_call)
+
+    def __repr__(self) -> str:
+        return (
+            f"<AgentReplay {self.path} mode={self.record_mode} "
+            f"interactions={len(self._session.cassette.interactions)}>"
+        )

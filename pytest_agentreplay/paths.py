@@ -1,0 +1,52 @@
+"""Where a test's cassette lives: ``<test dir>/cassettes/<module>/<Class.>test.yaml``.
+
+Names come from pytest node names, which may hold anything a parametrize id
+holds (``/``, ``:``, ``[``, spaces, emoji); they are made safe for every file
+system while staying readable and distinct.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import pytest
+
+__all__ = ["cassette_path", "safe_name"]
+
+_UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]')
+_MAX = 150  # leave room under the usual 255-byte name limit for suffixes and temp files
+
+
+def safe_name(name: str) -> str:
+    """``name`` with characters that are unsafe in file names replaced by ``-``.
+
+    Names that are too long keep a readable prefix and a hash of the whole, so two
+    long parametrize ids never share a cassette.
+    """
+    cleaned = _UNSAFE.sub("-", name).strip(" .") or "_"
+    if len(cleaned.encode("utf-8")) <= _MAX:
+        return cleaned
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:12]
+    return f"{cleaned.encode('utf-8')[: _MAX - 13].decode('utf-8', 'ignore')}-{digest}"
+
+
+def _default_stem(item: pytest.Item) -> str:
+    cls = getattr(item, "cls", None)
+    prefix = f"{cls.__name__}." if cls is not None else ""
+    return safe_name(prefix + item.name)
+
+
+def cassette_path(item: pytest.Item, cassette_dir: str, cassette: str | None) -> Path:
+    """The cassette of ``item``: the marker's ``cassette`` (relative to the module's
+    cassette folder unless absolute), else the default name."""
+    module = Path(str(item.path))
+    folder = module.parent / cassette_dir / safe_name(module.stem)
+    if cassette is None:
+        return folder / f"{_default_stem(item)}.yaml"
+    given = Path(cassette)
+    path = given if given.is_absolute() else folder / given
+    return (
+        path if path.suffix in (".yaml", ".yml", ".json") else path.with_name(path.name + ".yaml")
+    )

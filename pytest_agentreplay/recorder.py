@@ -1,0 +1,163 @@
+"""Record live traffic by teeing it: the code under test sees every chunk as it arrives.
+
+In record mode the router hands each live response to :class:`LiveRecorder`,
+which returns the same response with its body passed through a
+:class:`~.streams.Tee`. An :class:`InteractionSink` watches the bytes go by:
+an SSE body is decoded event by event with each event's arrival time (seconds
+since the request was sent); any other body is kept whole. When the body ends —
+normally, cut, timed out, hung up on, or interrupted — the sink builds one
+:class:`~.cassette_model.Interaction` recording how it ended, and hands it to the
+cassette session. Nothing is buffered on the client's side, and a stream that
+never ends is still delivered.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ._bodies import tail
+from .cassette import request_from_wire, response_from_wire
+from .cassette_model import (
+    Interaction,
+    RecordedEvent,
+    RecordedRequest,
+    RecordedResponse,
+    normalize_headers,
+)
+from .intercept import Family, HTTPRequest
+from .sse import SSEDecoder
+from .streams import Tee
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "InteractionSink", "LiveRecorder", "recorded_request"]
+
+DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
+_DROP_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding"})
+_ENDS = frozenset({"complete", "cut", "timeout", "cancelled", "incomplete"})
+
+
+def recorded_request(request: HTTPRequest) -> RecordedRequest:
+    """A live request in cassette form (before scrubbing)."""
+    return request_from_wire(request.method, request.url, request.headers, request.content)
+
+
+class InteractionSink:
+    """Builds one interaction from a live body as it passes through a :class:`Tee`."""
+
+    def __init__(
+        self,
+        request: HTTPRequest,
+        response: Any,
+        family: Family,
+        started: float,
+        on_done: Callable[[Interaction | str], None],
+        *,
+        max_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    ) -> None:
+        self.request = request
+        self.started = started
+        self.on_done = on_done
+        self.max_bytes = max_bytes
+        self.status: int = response.status_code
+        self.raw_headers = list(response.headers.multi_items())
+        self.headers = normalize_headers(dict(response.headers))
+        self.streaming = "text/event-stream" in self.headers.get("content-type", "").lower()
+        self.decoder = _content_decoder(family, self.headers.get("content-encoding", ""))
+        self.sse = SSEDecoder(keep_comments=True)
+        self.events: list[RecordedEvent] = []
+        self.pending = bytearray()  # stream bytes after the last blank line
+        self.body = bytearray()
+        self.size = 0
+        self.too_large = False
+        self._lock = threading.Lock()
+
+    def chunk(self, data: bytes) -> None:
+        """Called with each raw chunk on its way to the client."""
+        with self._lock:
+            if self.too_large:
+                return
+            self.size += len(data)
+            if self.size > self.max_bytes:
+                self.too_large = True
+            elif self.streaming:
+                self._stream(self.decoder.decode(data) if self.decoder is not None else data)
+            else:
+                self.body += data  # raw: response_from_wire decodes it as a whole
+
+    def _stream(self, data: bytes) -> None:
+        t = round(time.monotonic() - self.started, 6)
+        self.events.extend(RecordedEvent.from_sse(e, t=t) for e in self.sse.feed(data))
+        self.pending += data
+        self.pending[:] = tail(bytes(self.pending))
+
+    def end(self, how: str) -> None:
+        """Called once when the body ended; builds the interaction."""
+        with self._lock:
+            if self.streaming and self.decoder is not None and not self.too_large:
+                self._stream(self.decoder.flush())
+            if self.too_large:
+                self.on_done(
+                    f"{self.request.method} {self.request.url}: the response body exceeded "
+                    f"{self.max_bytes:,} bytes and was not recorded (raise max_body_bytes in "
+                    f"pytest_agentreplay_configure to record it)"
+                )
+                return
+            response = self._stream_response() if self.streaming else self._body_response()
+            response.end = how if how in _ENDS else "cut"  # type: ignore[assignment]
+            self.on_done(Interaction(request=recorded_request(self.request), response=response))
+
+    def _stream_response(self) -> RecordedResponse:
+        fields: dict[str, Any] = {
+            "status": self.status,
+            "events": self.events,
+            "headers": {k: v for k, v in self.headers.items() if k not in _DROP_HEADERS},
+        }
+        truncated = self.sse.finish()
+        if truncated is not None:
+            fields["truncated"] = truncated.describe()
+            fields["tail"] = bytes(self.pending).decode("utf-8", "replace") or None
+        return RecordedResponse.model_validate(fields)
+
+    def _body_response(self) -> RecordedResponse:
+        return response_from_wire(self.status, self.raw_headers, bytes(self.body))
+
+
+def _content_decoder(family: Family, encoding: str) -> Any:
+    """The client module's own decoder for ``content-encoding`` (gzip, br, zstd...)."""
+    encoding = encoding.strip().lower()
+    if not encoding or encoding == "identity":
+        return None
+    decoders = getattr(getattr(family.module, "_decoders", None), "SUPPORTED_DECODERS", {})
+    factory = decoders.get(encoding)
+    return factory() if factory is not None else None
+
+
+class LiveRecorder:
+    """The router's recorder in record mode: tees every live response into ``on_done``."""
+
+    def __init__(
+        self,
+        on_done: Callable[[int, Interaction | str], None],
+        *,
+        max_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    ) -> None:
+        self.on_done = on_done
+        self.max_bytes = max_bytes
+        self._count = 0
+        self._lock = threading.Lock()
+
+    def wrap(self, request: HTTPRequest, response: Any, family: Family, started: float) -> Any:
+        with self._lock:
+            sequence = self._count
+            self._count += 1
+        sink = InteractionSink(
+            request,
+            response,
+            family,
+            started,
+            lambda result: self.on_done(sequence, result),
+            max_bytes=self.max_bytes,
+        )
+        return family.teed(response, Tee(response.stream, sink, family.classify))

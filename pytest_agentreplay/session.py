@@ -1,0 +1,328 @@
+"""One test's cassette: replay what matches, record what the record mode allows, save.
+
+Record modes mean what pytest-recording users know:
+
+========================  ===========================================================
+``none`` (default)        replay only; an unmatched request fails at once, no egress
+``once``                  replay if the cassette exists (then like ``none``); else
+                          record everything and write it
+``new_episodes``          replay what matches; record what does not, and append it
+``all``                   never replay; record everything, keep the old interactions
+``rewrite``               never replay; record everything, replacing the cassette
+========================  ===========================================================
+
+A session is the router's handler for the cassette (it claims requests it can
+answer, and in replay-only modes every request that may not go out live, so a
+miss fails with a diagnosis instead of a vague connection error) and its
+recorder (live responses are teed into new interactions). At the end of the test
+:meth:`CassetteSession.finish` writes the cassette — scrubbed, atomically, under
+a lock, merged with what other processes wrote meanwhile — unless the test
+failed and the cassette already existed.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from . import cassette as cassette_io
+from .cassette_model import CASSETTE_VERSION, Cassette, Interaction, RecordedRequest
+from .egress import EgressBlocked
+from .errors import AgentReplayError
+from .intercept import HTTPRequest, Router
+from .matching import Index, explain_miss
+from .model import Fault
+from .playbacks import Plan
+from .player import playback_for
+from .providers import detect
+from .recorder import DEFAULT_MAX_BODY_BYTES, LiveRecorder, recorded_request
+from .redact import Scrubber
+from .streams import Chunker, Playback, chunk_by_event
+
+__all__ = ["CassetteMiss", "CassetteSession", "CassetteWriteError", "ReplayedCall", "WriteResult"]
+
+REPLAYING_MODES = frozenset({"none", "once", "new_episodes"})
+
+
+class CassetteWriteError(AgentReplayError):
+    """A recording could not be written (see the message for what and why)."""
+
+
+class CassetteMiss(EgressBlocked):
+    """A request matched no recorded interaction and may not go out live.
+
+    Like :class:`~.egress.EgressBlocked` (its base) it is a ``BaseException``,
+    so SDK retry loops cannot turn it into a vague connection error.
+    """
+
+
+@dataclass(frozen=True)
+class ReplayedCall:
+    """One request this test made, answered from the cassette or recorded live."""
+
+    index: int
+    method: str
+    url: str
+    source: str  # "cassette" or "live"
+    interaction: int | None
+    status: int | None = None
+    outcome: str = "completed"
+    events_sent: int = 0
+
+
+@dataclass
+class WriteResult:
+    """What :meth:`CassetteSession.finish` did with the file."""
+
+    path: Path
+    written: bool
+    recorded: int
+    reason: str = ""
+
+
+@dataclass
+class _Pending:
+    request: HTTPRequest
+    recorded: RecordedRequest
+    index: int | None
+
+
+@dataclass
+class CassetteSession:
+    """The cassette of one test (see the module docstring)."""
+
+    path: Path
+    record_mode: str
+    router: Router
+    scrubber: Scrubber
+    test: str = ""
+    match_on: Sequence[Any] | None = None
+    chunker: Chunker = chunk_by_event
+    pace: float | None = None
+    allow_incomplete: bool = False
+    save_on_failure: bool = False
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    rerecord: str = ""
+    calls: list[ReplayedCall] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.existed = self.path.exists()
+        loaded = cassette_io.load(self.path) if self.existed else None
+        self.cassette = loaded or Cassette(version=CASSETTE_VERSION, interactions=[])
+        self.replaying = self.record_mode in REPLAYING_MODES
+        self.recording = self.record_mode in ("all", "rewrite", "new_episodes") or (
+            self.record_mode == "once" and not self.existed
+        )
+        requests = [i.request for i in self.cassette.interactions] if self.replaying else []
+        kwargs = {} if self.match_on is None else {"match_on": self.match_on}
+        self.index = Index(requests, **kwargs)
+        self.recorded: dict[int, Interaction] = {}
+        self.recorded_elsewhere: list[Interaction] = []
+        self.injected: dict[int, Fault] = {}
+        self._pending: dict[int, _Pending] = {}
+        self._lock = threading.Lock()
+        self._served = 0
+        self._recorded_hosts = {
+            (urlsplit(i.request.url).hostname or "").lower() for i in self.cassette.interactions
+        }
+
+    # --- the handle's API ----------------------------------------------------------
+
+    def inject(self, fault: Fault, at_call: int) -> None:
+        """Make the ``at_call``-th call (0-based) answered from the cassette in this test
+        fail with ``fault`` instead of playing as recorded."""
+        if at_call < 0:
+            raise ValueError(f"at_call must be >= 0, got {at_call}")
+        with self._lock:
+            self.injected[at_call] = fault
+
+    @property
+    def unplayed(self) -> list[int]:
+        """Indexes of recorded interactions this test did not play."""
+        return self.index.unplayed() if self.replaying else []
+
+    def recorder(self) -> LiveRecorder | None:
+        """The live recorder for the router, when this mode records."""
+        if not self.recording:
+            return None
+        return LiveRecorder(self._recorded, max_bytes=self.max_body_bytes)
+
+    # --- Handler protocol --------------------------------------------------------------
+
+    def claims(self, request: HTTPRequest) -> bool:
+        recorded = self.scrubber.scrub_request(recorded_request(request))
+        index = self.index.take(recorded) if self.replaying else None
+        if index is None and (self.recording or not self._is_miss(request)):
+            return False  # goes out live (recorded in a recording mode; else egress rules)
+        with self._lock:
+            self._pending[id(request)] = _Pending(request, recorded, index)
+        return True
+
+    def _is_miss(self, request: HTTPRequest) -> bool:
+        """In replay, an unmatched model call (a provider endpoint on any host, a test
+        server on loopback too) or request to a host this cassette recorded is a miss,
+        reported with a diagnosis; anything else is left to the egress rules."""
+        if detect(request.method, request.path) is not None:
+            return True
+        return request.host.lower() in self._recorded_hosts
+
+    def respond(self, request: HTTPRequest) -> Playback:
+        with self._lock:
+            pending = self._pending.pop(id(request))
+            number = self._served
+            self._served += 1
+            fault = self.injected.pop(number, None)
+        if pending.index is None:
+            raise self._miss(pending.recorded)
+        interaction = self.cassette.interactions[pending.index]
+        plan = Plan(
+            chunker=self.chunker, on_end=self._ender(number, request, pending.index, interaction)
+        )
+        return playback_for(
+            interaction,
+            method=request.method,
+            path=request.path,
+            fault=fault,
+            plan=plan,
+            pace=self.pace,
+            allow_incomplete=self.allow_incomplete,
+            where=f"{self.path}: interactions[{pending.index}]",
+        )
+
+    async def respond_async(self, request: HTTPRequest) -> Playback:
+        return self.respond(request)
+
+    def _miss(self, recorded: RecordedRequest) -> CassetteMiss:
+        if not self.existed:
+            command = self.rerecord or "pytest --agentreplay-record-mode=once"
+            message = (
+                f"pytest-agentreplay: no cassette at {self.path} (record mode "
+                f"{self.record_mode!r}) for {recorded.method} {recorded.url} in test "
+                f"{self.test}. Record it with: {command}"
+            )
+        else:
+            message = explain_miss(
+                recorded,
+                self.index,
+                cassette=self.path,
+                test=self.test,
+                record_mode=self.record_mode,
+                rerecord=self.rerecord,
+                mask=self.scrubber.mask,
+            )
+        self.router.blocked.append(f"{recorded.method} {recorded.url}")
+        return CassetteMiss(message)
+
+    def _ender(
+        self, number: int, request: HTTPRequest, index: int, interaction: Interaction
+    ) -> Callable[[str, int], None]:
+        def ended(outcome: str, events_sent: int) -> None:
+            if outcome == "completed" and _ends_in_error(interaction):
+                outcome = "error_event"
+            status = interaction.response.status
+            call = ReplayedCall(
+                index=number,
+                method=request.method,
+                url=request.url,
+                source="cassette",
+                interaction=index,
+                status=status,
+                outcome="http_error" if status >= 400 and outcome == "completed" else outcome,
+                events_sent=events_sent,
+            )
+            with self._lock:
+                self.calls.append(call)
+
+        return ended
+
+    # --- recording ----------------------------------------------------------------------
+
+    def _recorded(self, sequence: int, result: Interaction | str) -> None:
+        with self._lock:
+            if isinstance(result, str):
+                self.errors.append(result)
+                return
+            self.recorded[sequence] = result
+            self.calls.append(
+                ReplayedCall(
+                    index=len(self.calls),
+                    method=result.request.method,
+                    url=result.request.url,
+                    source="live",
+                    interaction=None,
+                    status=result.response.status,
+                    outcome=result.response.end,
+                    events_sent=len(result.response.events or ()),
+                )
+            )
+
+    def add_recorded(self, interaction: Interaction) -> None:
+        """Add an interaction recorded by vcrpy (non-httpx clients); written after the
+        httpx ones."""
+        with self._lock:
+            self.recorded_elsewhere.append(interaction)
+
+    @property
+    def new_interactions(self) -> list[Interaction]:
+        """Interactions recorded in this test: httpx-family ones in the order their
+        requests were sent, then those recorded through vcrpy."""
+        with self._lock:
+            return [*(self.recorded[k] for k in sorted(self.recorded)), *self.recorded_elsewhere]
+
+    # --- the end -----------------------------------------------------------------------
+
+    def finish(self, *, failed: bool) -> WriteResult:
+        """Write the cassette if this test recorded something and the mode says so."""
+        new = self.new_interactions
+        if self.errors:
+            raise CassetteWriteError(f"{self.path}: " + "\n".join(self.errors))
+        if not new:
+            return WriteResult(self.path, written=False, recorded=0, reason="nothing recorded")
+        if failed and self.existed and not self.save_on_failure:
+            return WriteResult(
+                self.path,
+                written=False,
+                recorded=len(new),
+                reason="the test failed; the existing cassette was kept",
+            )
+        with cassette_io.locked(self.path):
+            merged = self._merge(new)
+            cassette_io.save(self.path, merged, scrubber=self.scrubber)
+        return WriteResult(self.path, written=True, recorded=len(new))
+
+    def _merge(self, new: list[Interaction]) -> Cassette:
+        """The cassette to write: what is on disk now (another process may have
+        written since we loaded it) plus what this test recorded."""
+        if self.record_mode == "rewrite":
+            return Cassette(version=CASSETTE_VERSION, interactions=new)
+        on_disk = cassette_io.load(self.path).interactions if self.path.exists() else []
+        seen = {_fingerprint(i) for i in on_disk}
+        fresh = [i for i in new if _fingerprint(i) not in seen]
+        return Cassette(version=CASSETTE_VERSION, interactions=[*on_disk, *fresh])
+
+
+def _fingerprint(interaction: Interaction) -> str:
+    return json.dumps(interaction.model_dump(mode="json", by_alias=True), sort_keys=True)
+
+
+def _ends_in_error(interaction: Interaction) -> bool:
+    """Whether a recorded stream ends with the provider's in-stream error event."""
+    events = interaction.response.events
+    if not events:
+        return False
+    last = events[-1]
+    if last.event == "error":
+        return True
+    try:
+        data = json.loads(last.data)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and (
+        "error" in data or data.get("type") in ("error", "response.failed")
+    )

@@ -1,0 +1,122 @@
+"""A real HTTP server on loopback that speaks the providers' wire formats.
+
+Recording tests need live traffic; the network is closed, so the tests start this
+server themselves. It answers model calls from a script of replies rendered by
+the plugin's codecs (the same bytes the providers send), streams SSE with
+chunked transfer encoding one event per chunk, can pause between events, and can
+drop the connection in the middle of a stream.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from pytest_agentreplay import sse
+from pytest_agentreplay.model import Reply
+from pytest_agentreplay.providers import codec_for, detect
+from pytest_agentreplay.providers.base import IdFactory, RenderContext, json_data
+
+
+@dataclass
+class Step:
+    """One scripted answer: a reply, a pause between events, an optional drop."""
+
+    reply: Reply
+    delay: float = 0.0
+    drop_after: int | None = None
+    status: int = 200
+
+
+@dataclass
+class ProviderServer:
+    """The server's state: its script, and when each event was sent."""
+
+    url: str = ""
+    script: deque[Step] = field(default_factory=deque)
+    sent_at: list[list[float]] = field(default_factory=list)
+    requests: list[dict[str, object]] = field(default_factory=list)
+    ids: IdFactory = field(default_factory=lambda: IdFactory("server"))
+
+    def add(self, reply: Reply, *, delay: float = 0.0, drop_after: int | None = None) -> None:
+        self.script.append(Step(reply, delay, drop_after))
+
+
+def _handler(state: ProviderServer) -> type[http.server.BaseHTTPRequestHandler]:
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length", "0"))
+            body = json.loads(self.rfile.read(length) or b"{}")
+            state.requests.append(body)
+            provider = detect("POST", self.path)
+            if provider is None or not state.script:
+                self.send_error(404)
+                return
+            codec, step = codec_for(provider), state.script.popleft()
+            ctx = RenderContext(
+                model=str(body.get("model", "m")), request=codec.parse_request(body), ids=state.ids
+            )
+            if body.get("stream"):
+                self._stream(codec.render_events(step.reply, ctx), step)
+            else:
+                self._json(json_data(codec.render_body(step.reply, ctx)).encode())
+
+        def _json(self, payload: bytes) -> None:
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            self.send_header("request-id", "req_server_1")
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def _stream(self, events: list[sse.SSEEvent], step: Step) -> None:
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream; charset=utf-8")
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            times: list[float] = []
+            state.sent_at.append(times)
+            encoder = sse.SSEEncoder()
+            for i, event in enumerate(events):
+                if step.drop_after is not None and i == step.drop_after:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    self.close_connection = True
+                    return
+                if i and step.delay:
+                    time.sleep(step.delay)
+                data = encoder.encode(event)
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
+                times.append(time.monotonic())
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+
+    return Handler
+
+
+@contextmanager
+def provider_server() -> Iterator[ProviderServer]:
+    """Start a server on 127.0.0.1 for the duration of the block."""
+    state = ProviderServer()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    state.url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
