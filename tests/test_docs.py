@@ -28,6 +28,7 @@ import httpx  # noqa: F401
 import httpx2  # noqa: F401
 import openai  # noqa: F401
 import pytest
+import yaml  # noqa: F401 - its C extension cannot be imported twice in one process
 
 import pytest_agentreplay.fakes
 import pytest_agentreplay.intercept  # noqa: F401
