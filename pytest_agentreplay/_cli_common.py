@@ -1,0 +1,165 @@
+"""What every ``agentreplay`` subcommand shares: the error type, exit codes, output, file walks.
+
+Standard library only, so that ``agentreplay --help`` (which imports this module
+through :mod:`pytest_agentreplay.cli`) stays fast; the subcommands import the
+cassette machinery themselves.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import TextIO
+
+__all__ = [
+    "CASSETTE_SUFFIXES",
+    "EXIT_ERROR",
+    "EXIT_FINDINGS",
+    "EXIT_OK",
+    "LINT_CHECKS",
+    "CLIError",
+    "Output",
+    "cassette_files",
+    "one_line",
+]
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_ERROR = 2
+
+CASSETTE_SUFFIXES = (".yaml", ".yml", ".json", ".sse", ".sse.txt", ".sse.bin")
+"""File names a folder walk picks up: YAML cassettes (ours, vcrpy / pytest-recording),
+``http-snapshot`` JSON, and bare event-stream bodies (SDK fixtures)."""
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks folded into ``; `` (error messages are one line)."""
+    parts = [part.strip() for part in text.splitlines()]
+    return "; ".join(part for part in parts if part)
+
+
+class CLIError(Exception):
+    """Bad input: reported as ``agentreplay: <file>: <reason>`` and exit code 2.
+
+    ``path`` is ``None`` when the reason already names the file (a cassette format
+    error reads ``file:line:column: ...``) or no file is involved.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None, reason: str) -> None:
+        self.path = None if path is None else os.fspath(path)
+        self.reason = one_line(reason)
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        return f"{self.path}: {self.reason}" if self.path else self.reason
+
+
+class Output:
+    """Where a subcommand writes: stdout for results, stderr for notes and errors.
+
+    Every line goes through ``mask`` first (the scrubber's ``mask``, set once the
+    subcommand has built one), so that no secret a cassette may hold reaches a
+    terminal or a CI log, whatever the subcommand prints.
+    """
+
+    def __init__(self, out: TextIO | None = None, err: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.mask: Callable[[str], str] = _identity
+
+    def print(self, text: str = "") -> None:
+        self.out.write(self.mask(text) + "\n")
+
+    def lines(self, lines: Iterable[str]) -> None:
+        self.out.write(self.mask("".join(f"{line}\n" for line in lines)))
+
+    def note(self, text: str) -> None:
+        self.err.write(self.mask(text) + "\n")
+
+    def error(self, error: CLIError) -> None:
+        self.err.write(self.mask(f"agentreplay: {error.message}") + "\n")
+
+
+def _identity(text: str) -> str:
+    return text
+
+
+_RAW_SSE_SUFFIXES = (".sse", ".sse.txt", ".sse.bin")
+_TOP_INTERACTIONS = re.compile(rb"^interactions:", re.MULTILINE)
+_SNIFF = 65536  # bytes read to tell a cassette from another YAML / JSON file
+
+
+def _is_cassette_name(name: str) -> bool:
+    return name.lower().endswith(CASSETTE_SUFFIXES) and not name.startswith(".")
+
+
+def looks_like_cassette(path: Path) -> bool:
+    """Whether a file found in a folder is a cassette (so that a ``tests/`` tree with
+    other YAML and JSON files can be walked): a bare SSE body by its name; a YAML file
+    with a top-level ``interactions`` key; a JSON array of exchanges. An empty file
+    counts: a cassette cut to nothing is what a lint should catch."""
+    if path.name.lower().endswith(_RAW_SSE_SUFFIXES):
+        return True
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_SNIFF)
+    except OSError:
+        return True  # reported when read
+    if not head.strip():
+        return True
+    if path.name.lower().endswith(".json"):
+        return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[") and b'"request"' in head
+    return _TOP_INTERACTIONS.search(head) is not None
+
+
+def cassette_files(paths: Iterable[str]) -> list[Path]:
+    """Each file given, and the cassette files under each folder given (sorted,
+    hidden entries skipped, other YAML / JSON files left out: see
+    :func:`looks_like_cassette`). Every path is checked before any is walked: one
+    that does not exist is a :class:`CLIError`."""
+    given = [Path(name) for name in paths]
+    for path in given:
+        if not path.exists():
+            raise CLIError(path, "no such file or directory")
+    found: list[Path] = []
+    for path in given:
+        found.extend(_walk(path) if path.is_dir() else [path])
+    return found
+
+
+def _walk(root: Path) -> Iterator[Path]:
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(names):
+            path = Path(folder) / name
+            if _is_cassette_name(name) and looks_like_cassette(path):
+                yield path
+
+
+LINT_CHECKS: dict[str, str] = {
+    "schema": "the file does not load: empty, truncated, invalid UTF-8, unsupported "
+    "version, a wrong key or type (with line, column and field path)",
+    "secret": "a key-shaped string, or the value of an API-key environment variable "
+    "(named by field and kind, never shown)",
+    "unscrubbed": "a credential header, query parameter or JSON key that the current "
+    "scrubbing rules would redact (agentreplay files; fix with 'agentreplay redact')",
+    "sse-tail": "a stream ends without the blank line that closes its last event "
+    "(both SDKs drop that event)",
+    "sse-event-name": "an Anthropic or OpenAI Responses stream has events without an "
+    "'event:' name (the Anthropic SDK skips them)",
+    "sse-done": "an OpenAI Chat Completions stream does not end with 'data: [DONE]'",
+    "content-type": "a stream whose content-type is not text/event-stream, or an "
+    "event-stream body stored under another content-type",
+    "fold": "a provider stream does not fold cleanly with its codec (malformed or "
+    "unknown events, no terminal event)",
+    "incomplete": "a stream recorded while the run was interrupted (end: incomplete; "
+    "refused on replay)",
+    "content-length": "a stored content-length that disagrees with the body a replayer "
+    "sends (vcrpy and http-snapshot files)",
+    "content-encoding": "a content-encoding header on a body that is not encoded that way",
+}
+"""The checks of ``agentreplay lint``, by name (``--ignore`` / ``--select`` take these)."""
