@@ -41,6 +41,7 @@ class AgentReplay:
 
     @property
     def calls(self) -> list[ReplayedCall]:
+        """The calls that ended so far, in the order they were made (``index``)."""
         return sorted(self._session.calls, key=lambda c: c.index)
 
     @property
@@ -61,7 +62,11 @@ class AgentReplay:
 
     def inject(self, fault: Fault, *, at_call: int = 0) -> None:
         """Make the ``at_call``-th call answered from the cassette (0-based) fail with
-        ``fault``: ``agentreplay.inject(Fault.cut(after_events=5), at_call=0)``."""
+        ``fault``: ``agentreplay.inject(Fault.cut(after_events=5), at_call=0)``.
+
+        ``Fault.http``, ``cut``, ``error_event``, ``timeout`` and ``empty`` can be
+        injected (``stall`` raises ``ValueError``). A retry of the failed call — the
+        same request again — is answered by the recording."""
         self._session.inject(fault, at_call)
 
     def __repr__(self) -> str:

@@ -52,9 +52,9 @@ class HTTPRequest:
 
     method: str
     url: str
-    headers: tuple[tuple[str, str], ...]
-    content: bytes
-    family: str
+    headers: tuple[tuple[str, str], ...] = field(repr=False)  # credentials: never shown
+    content: bytes = field(repr=False)
+    family: str = ""
 
     @property
     def host(self) -> str:
@@ -327,6 +327,7 @@ def _patch(family: Family) -> None:
     original_async = async_cls.handle_async_request
 
     def handle_request(self: Any, request: Any) -> Any:
+        __tracebackhide__ = True  # its arguments' repr holds the raw URL, secrets included
         router = active_router()
         if router is None:
             return original_sync(self, request)
@@ -343,6 +344,7 @@ def _patch(family: Family) -> None:
         return _start(family, request, answer, sync=True)
 
     async def handle_async_request(self: Any, request: Any) -> Any:
+        __tracebackhide__ = True
         router = active_router()
         if router is None:
             return await original_async(self, request)

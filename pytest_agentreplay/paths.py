@@ -17,19 +17,25 @@ __all__ = ["cassette_path", "safe_name"]
 
 _UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]')
 _MAX = 150  # leave room under the usual 255-byte name limit for suffixes and temp files
+# Names ending in one of these are cassette files as given: our YAML, vcrpy YAML,
+# http-snapshot JSON, and the raw SSE bodies SDK test suites keep (``.sse.txt``,
+# ``.sse.bin``). Any other name gets ``.yaml`` appended (``cassette="shared"``).
+_CASSETTE_SUFFIXES = frozenset({".yaml", ".yml", ".json", ".txt", ".bin", ".sse"})
 
 
 def safe_name(name: str) -> str:
     """``name`` with characters that are unsafe in file names replaced by ``-``.
 
-    Names that are too long keep a readable prefix and a hash of the whole, so two
-    long parametrize ids never share a cassette.
+    A name that had to change, or is too long, gets a short hash of the original:
+    ``test[a:b]`` and ``test[a-b]`` are different tests, so they never share a
+    cassette. Long names keep a readable prefix.
     """
     cleaned = _UNSAFE.sub("-", name).strip(" .") or "_"
-    if len(cleaned.encode("utf-8")) <= _MAX:
+    if cleaned == name and len(cleaned.encode("utf-8")) <= _MAX:
         return cleaned
     digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:12]
-    return f"{cleaned.encode('utf-8')[: _MAX - 13].decode('utf-8', 'ignore')}-{digest}"
+    prefix = cleaned.encode("utf-8")[: _MAX - 13].decode("utf-8", "ignore")
+    return f"{prefix}-{digest}"
 
 
 def _default_stem(item: pytest.Item) -> str:
@@ -47,6 +53,4 @@ def cassette_path(item: pytest.Item, cassette_dir: str, cassette: str | None) ->
         return folder / f"{_default_stem(item)}.yaml"
     given = Path(cassette)
     path = given if given.is_absolute() else folder / given
-    return (
-        path if path.suffix in (".yaml", ".yml", ".json") else path.with_name(path.name + ".yaml")
-    )
+    return path if path.suffix in _CASSETTE_SUFFIXES else path.with_name(path.name + ".yaml")

@@ -10,22 +10,37 @@ fault would on a fake model.
 
 from __future__ import annotations
 
-from .cassette_model import Interaction, RecordedResponse
-from .errors import AgentReplayError
-from .model import Fault
-from .playbacks import Plan, for_error, for_events
+from collections.abc import Sequence
+from typing import overload
+
+from .cassette_model import Interaction, RecordedEvent, RecordedResponse
+from .egress import EgressBlocked
+from .model import Fault, Reply
+from .playbacks import ERROR_EVENT_STATUS, Plan, for_error, for_events, for_reply
 from .providers import codec_for, detect
 from .providers.base import Codec, RenderContext
 from .streams import Playback
 
-__all__ = ["IncompleteRecordingError", "playback_for"]
+__all__ = ["REPLAY_FAULTS", "IncompleteRecordingError", "playback_for"]
+
+REPLAY_FAULTS = frozenset({"http", "cut", "timeout", "error_event", "empty"})
+"""Fault kinds a replayed call can be failed with (``stall`` needs a fake model's
+``release()``)."""
 
 _SKIP_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding"})
-_RECORDED_FAULT = {"cut": "cut", "timeout": "timeout", "cancelled": "cut"}
+# How a recorded ending is replayed: the body stops where the recording stopped, and
+# the connection fails the way it failed (a hang-up or an interrupted recording
+# has no ending of its own: the client sees the connection drop).
+_RECORDED_FAULT = {"cut": "cut", "timeout": "timeout", "cancelled": "cut", "incomplete": "cut"}
 
 
-class IncompleteRecordingError(AgentReplayError):
-    """The recording was interrupted (Ctrl-C) before its body ended."""
+class IncompleteRecordingError(EgressBlocked):
+    """The recording was interrupted (Ctrl-C) before its body ended.
+
+    A ``BaseException`` (through :class:`~.egress.EgressBlocked`), like a cassette
+    miss: SDK retry loops catch ``Exception`` and would turn it into a vague
+    connection error after retries, when the test should fail at once.
+    """
 
 
 def _headers(response: RecordedResponse) -> list[tuple[str, str]]:
@@ -61,7 +76,12 @@ def playback_for(
             f"its body is incomplete. Re-record it, or replay it anyway with "
             f"@pytest.mark.agentreplay(allow_incomplete=True)."
         )
-    codec, _ = _codec(method, path)
+    codec, is_model_call = _codec(method, path)
+    if fault is not None and fault.kind == "empty" and is_model_call:
+        empty = Reply(parts=[])
+        return for_reply(codec, empty, RenderContext(), plan, streaming=response.is_stream)
+    if fault is not None and fault.kind == "timeout" and fault.after_events is None:
+        return _before_headers(plan)
     if response.events is None:
         return _body_playback(response, fault, codec, plan)
     if fault is None and response.end in _RECORDED_FAULT:
@@ -69,10 +89,10 @@ def playback_for(
             kind=_RECORDED_FAULT[response.end],
             after_events=len(response.events),
         )
-    schedule = [(e.t or 0.0) * pace for e in response.events] if pace is not None else None
+    schedule = _Schedule(response.events, pace) if pace is not None else None
     return for_events(
         codec,
-        response.sse_events(),
+        response.events,  # encoded one by one as pulled, no copy (playbacks.StoredEvent)
         fault,
         RenderContext(),
         plan,
@@ -84,18 +104,60 @@ def playback_for(
     )
 
 
+class _Schedule(Sequence[float]):
+    """When each event may be sent (its recorded arrival time times ``pace``),
+    computed per event when the player asks, not for the whole stream up front."""
+
+    def __init__(self, events: list[RecordedEvent], pace: float) -> None:
+        self.events = events
+        self.pace = pace
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    @overload
+    def __getitem__(self, index: int) -> float: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[float]: ...
+
+    def __getitem__(self, index: int | slice) -> float | list[float]:
+        if isinstance(index, slice):
+            return [(e.t or 0.0) * self.pace for e in self.events[index]]
+        return (self.events[index].t or 0.0) * self.pace
+
+
 def _tail(response: RecordedResponse) -> bytes:
     """The unterminated last line of a recorded stream (replayed as it came)."""
     tail = response.tail
     return tail.encode("utf-8") if tail else b""
 
 
+def _before_headers(plan: Plan) -> Playback:
+    """A read timeout while waiting for the status line: no response at all."""
+    return Playback(
+        status=0, headers=[], events=[], ending="timeout", before_headers=True, on_end=plan.on_end
+    )
+
+
+def _as_http(fault: Fault, codec: Codec) -> Fault:
+    """An in-stream error on a call that is not streamed: the provider answers with the
+    same error as an HTTP status instead (as a fake model does)."""
+    error_type = fault.error_type or (
+        "overloaded_error" if codec.provider == "anthropic" else "server_error"
+    )
+    status = ERROR_EVENT_STATUS.get(error_type, 500)
+    return Fault.http(status, fault.message, error_type=error_type)
+
+
 def _body_playback(
     response: RecordedResponse, fault: Fault | None, codec: Codec, plan: Plan
 ) -> Playback:
+    if fault is not None and fault.kind == "error_event":
+        fault = _as_http(fault, codec)
     if fault is not None and fault.kind == "http":
         return for_error(codec, fault, RenderContext(), plan)
-    body = response.content()
+    body = b"" if fault is not None and fault.kind == "empty" else response.content()
     headers = [*_headers(response), ("content-length", str(len(body)))]
     cut = fault is not None and fault.kind in ("cut", "timeout")
     return Playback(

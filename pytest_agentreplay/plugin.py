@@ -9,8 +9,10 @@ tests that use an agentreplay fixture or marker (or with
 
 from __future__ import annotations
 
+import time
 from collections.abc import Generator, Iterator
 from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -23,8 +25,9 @@ if TYPE_CHECKING:
     from .hooks import AgentReplaySettings
     from .intercept import Router
     from .redact import Scrubber
-    from .report import Report
+    from .report import CassetteUse, Report
     from .session import CassetteSession
+    from .settings import Settings
 
 __all__ = ["RECORD_MODES"]
 
@@ -34,6 +37,12 @@ _FAILED: pytest.StashKey[bool] = pytest.StashKey()
 _SETTINGS: pytest.StashKey[AgentReplaySettings] = pytest.StashKey()
 _SCRUBBER: pytest.StashKey[Scrubber] = pytest.StashKey()
 _REPORT: pytest.StashKey[Report] = pytest.StashKey()
+_RESOLVED: pytest.StashKey[Settings] = pytest.StashKey()
+_ORDER: pytest.StashKey[dict[str, int]] = pytest.StashKey()
+_RUN_STARTED: pytest.StashKey[float] = pytest.StashKey()
+_RUN_STARTED_KEY = "agentreplay_run_started"
+_USES: pytest.StashKey[list[CassetteUse]] = pytest.StashKey()
+_REPORT_ATTR = "agentreplay_uses"  # on a worker's teardown report, read by the controller
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -55,8 +64,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.hook.pytest_agentreplay_configure(config=config, settings=settings)
     config.stash[_SETTINGS] = settings
     config.stash[_REPORT] = Report()
-    if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(_XdistReport(config), "agentreplay-xdist")
+    workerinput = getattr(config, "workerinput", {})
+    config.stash[_RUN_STARTED] = float(workerinput.get(_RUN_STARTED_KEY, time.time()))
+    # Always: xdist may be registered as "xdist" or, loaded with ``-p xdist.plugin``,
+    # under that name; without xdist the xdist hooks are simply never called.
+    config.pluginmanager.register(_XdistReport(config), "agentreplay-xdist")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Remember each test's place in the collection: cassettes that several tests
+    wrote on xdist workers are put in this order at the end (see ``order_blocks``)."""
+    session.config.stash[_ORDER] = {item.nodeid: i for i, item in enumerate(session.items)}
 
 
 def _block_everywhere(config: pytest.Config) -> bool:
@@ -77,13 +95,24 @@ def _agentreplay_marker(request: pytest.FixtureRequest) -> None:
 
 
 @pytest.fixture
-def _agentreplay_router(request: pytest.FixtureRequest) -> Iterator[Router]:
+def agentreplay_config() -> dict[str, Any]:
+    """Defaults for the ``agentreplay`` marker's keywords (``cassette``, ``record_mode``,
+    ``match_on``, ``allow_hosts``, ``strict``, ``pace``, ...) for the tests that see this
+    fixture: override it in a ``conftest.py`` or module to configure a group of tests.
+    The marker overrides it; the command line overrides both."""
+    return {}
+
+
+@pytest.fixture
+def _agentreplay_router(
+    request: pytest.FixtureRequest, agentreplay_config: dict[str, Any]
+) -> Iterator[Router]:
     """The interception scope of one test: egress rules from the settings, all handlers."""
     from .intercept import Router, intercepting
     from .settings import resolve
 
     item = request.node
-    settings = resolve(item)
+    settings = item.stash[_RESOLVED] = resolve(item, agentreplay_config)
     router = Router(
         test=item.nodeid,
         allow_hosts=settings.allow_hosts,
@@ -142,10 +171,10 @@ def _scrubber(config: pytest.Config) -> Scrubber:
 def _open_cassette(item: pytest.Item, router: Router) -> CassetteSession:
     from .paths import cassette_path
     from .session import CassetteSession
-    from .settings import match_on_for, resolve
+    from .settings import match_on_for
     from .streams import resolve_chunking
 
-    settings, config = resolve(item), item.config
+    settings, config = item.stash[_RESOLVED], item.config
     session_settings = config.stash[_SETTINGS]
     return CassetteSession(
         path=cassette_path(item, config.getini("agentreplay_cassette_dir"), settings.cassette),
@@ -160,6 +189,7 @@ def _open_cassette(item: pytest.Item, router: Router) -> CassetteSession:
         save_on_failure=bool(config.getoption("agentreplay_save_on_failure"))
         or session_settings.save_on_failure,
         max_body_bytes=session_settings.max_body_bytes,
+        run_started=config.stash[_RUN_STARTED],
         rerecord=f"pytest '{item.nodeid}' --agentreplay-record-mode=new_episodes "
         f"(or =rewrite to record it afresh)",
     )
@@ -170,20 +200,52 @@ def _close_cassette(item: pytest.Item, session: CassetteSession, router: Router)
 
     use = CassetteUse(
         test=item.nodeid,
+        order=item.config.stash.get(_ORDER, {}).get(item.nodeid, 0),
         path=str(session.path),
         record_mode=session.record_mode,
         replayed=sum(1 for c in session.calls if c.source == "cassette"),
         unplayed=session.unplayed,
-        live_calls=list(router.live_calls),
-        blocked=list(router.blocked),
+        live_calls=[_shown(call, session.scrubber) for call in router.live_calls],
+        blocked=[_shown(call, session.scrubber) for call in router.blocked],
     )
     item.config.stash[_REPORT].add(use)
+    item.stash.setdefault(_USES, []).append(use)
     result = session.finish(failed=item.stash.get(_FAILED, False))
     use.recorded, use.written, use.not_written_reason = (
         result.recorded,
         result.written,
         result.reason,
     )
+    use.block = result.block
+
+
+def _order_shared_cassettes(config: pytest.Config) -> None:
+    """After an xdist run: cassettes written by several tests get their blocks of
+    interactions in collection order, so the file does not depend on worker timing."""
+    shared = config.stash[_REPORT].shared_writes()
+    if not shared:
+        return  # the usual case, and a suite that does not use us: import nothing
+    from ._cassette_merge import order_blocks
+    from .errors import AgentReplayError
+
+    for path, uses in shared.items():
+        try:
+            order_blocks(Path(path), [(u.order, u.block) for u in uses], _scrubber(config))
+        except (AgentReplayError, OSError) as exc:
+            config.stash[_REPORT].problems.append(f"could not put {path} in test order: {exc}")
+
+
+def _shown(call: str, scrubber: Scrubber) -> str:
+    """A ``METHOD URL`` ledger entry as the summary may print it (CI logs are public):
+    the URL scrubbed as it would be in a cassette (``?key=`` and the like), then any
+    secret-looking string masked."""
+    from .cassette_model import RecordedRequest
+
+    method, _, url = call.partition(" ")
+    if not url.startswith(("http://", "https://")):
+        return scrubber.mask(call)  # a socket connect or DNS lookup the egress guard saw
+    url = scrubber.scrub_request(RecordedRequest(method=method, url=url)).url
+    return scrubber.mask(f"{method} {url}")
 
 
 def _fake(request: pytest.FixtureRequest, router: Router, name: str) -> FakeModel:
@@ -247,11 +309,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
 
 def _unplayed_problems(item: pytest.Item) -> list[str]:
     sessions = item.stash.get(_CASSETTES, [])
-    if not sessions:
-        return []
-    from .settings import resolve
-
-    if not resolve(item).strict:
+    if not sessions or not item.stash[_RESOLVED].strict:
         return []
     return [
         f"strict mode: {len(s.unplayed)} recorded interaction(s) of {s.path} were not "
@@ -273,19 +331,39 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 
 
 class _XdistReport:
-    """Carries each worker's report to the controller, so the summary covers the run."""
+    """Carries what each test did with its cassette to the xdist controller, so the
+    summary covers the run, and, on the controller, puts cassettes that tests on
+    several workers wrote into test order (the file a serial run writes).
+
+    Uses travel on each test's teardown report, as soon as the test ends: a worker
+    that crashes later loses nothing the summary already had.
+    """
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+        self.worker = hasattr(config, "workerinput")
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[_RUN_STARTED_KEY] = self.config.stash[_RUN_STARTED]
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: Any) -> Generator[None, Any, Any]:
+        report = yield
+        uses = item.stash.get(_USES, None)
+        if self.worker and call.when == "teardown" and uses:
+            from .report import Report
+
+            setattr(report, _REPORT_ATTR, Report(uses=uses).to_json())
+        return report
+
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        data = getattr(report, _REPORT_ATTR, None)
+        if data and not self.worker and getattr(report, "node", None) is not None:
+            self.config.stash[_REPORT].merge_json(data)
 
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        workeroutput = getattr(self.config, "workeroutput", None)
-        if workeroutput is not None:
-            workeroutput["agentreplay"] = self.config.stash[_REPORT].to_json()
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        data = getattr(node, "workeroutput", {}).get("agentreplay")
-        if data:
-            self.config.stash[_REPORT].merge_json(data)
+        if not self.worker:
+            _order_shared_cassettes(self.config)

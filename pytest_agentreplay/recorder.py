@@ -31,9 +31,18 @@ from .intercept import Family, HTTPRequest
 from .sse import SSEDecoder
 from .streams import Tee
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "InteractionSink", "LiveRecorder", "recorded_request"]
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "UNNUMBERED",
+    "InteractionSink",
+    "LiveRecorder",
+    "recorded_request",
+]
 
 DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
+UNNUMBERED = 1_000_000_000
+"""Sequence numbers from here on are for responses whose request the session did not
+number: they are written after the numbered ones, in the order they arrived."""
 _DROP_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding"})
 _ENDS = frozenset({"complete", "cut", "timeout", "cancelled", "incomplete"})
 
@@ -135,23 +144,36 @@ def _content_decoder(family: Family, encoding: str) -> Any:
 
 
 class LiveRecorder:
-    """The router's recorder in record mode: tees every live response into ``on_done``."""
+    """The router's recorder in record mode: tees every live response into ``on_done``.
+
+    Each interaction is handed over with its sequence number, which orders the
+    cassette: ``sequence_of(request)`` when given (the session numbers requests as
+    they are sent, so concurrent calls — ``asyncio.gather`` — are written in the
+    order they were made, not the order their responses happened to arrive), else
+    the order responses arrive in.
+    """
 
     def __init__(
         self,
         on_done: Callable[[int, Interaction | str], None],
         *,
         max_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        sequence_of: Callable[[HTTPRequest], int | None] | None = None,
     ) -> None:
         self.on_done = on_done
         self.max_bytes = max_bytes
+        self.sequence_of = sequence_of
         self._count = 0
         self._lock = threading.Lock()
 
-    def wrap(self, request: HTTPRequest, response: Any, family: Family, started: float) -> Any:
+    def _sequence(self, request: HTTPRequest) -> int:
+        given = self.sequence_of(request) if self.sequence_of is not None else None
         with self._lock:
-            sequence = self._count
             self._count += 1
+            return given if given is not None else UNNUMBERED + self._count
+
+    def wrap(self, request: HTTPRequest, response: Any, family: Family, started: float) -> Any:
+        sequence = self._sequence(request)
         sink = InteractionSink(
             request,
             response,

@@ -20,6 +20,8 @@ class CassetteUse:
     test: str
     path: str
     record_mode: str
+    order: int = 0
+    """The test's place in the collection (same on every xdist worker)."""
     replayed: int = 0
     recorded: int = 0
     written: bool = False
@@ -27,16 +29,27 @@ class CassetteUse:
     unplayed: list[int] = field(default_factory=list)
     live_calls: list[str] = field(default_factory=list)
     blocked: list[str] = field(default_factory=list)
+    block: list[str] = field(default_factory=list)
+    """Fingerprints of the interactions the test added to the file, in file order."""
 
 
 @dataclass
 class Report:
-    """Every cassette use of the session."""
+    """Every cassette use of the session, and problems met after the tests ran."""
 
     uses: list[CassetteUse] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
 
     def add(self, use: CassetteUse) -> None:
         self.uses.append(use)
+
+    def shared_writes(self) -> dict[str, list[CassetteUse]]:
+        """Cassettes that more than one test wrote into, with those tests' uses."""
+        by_path: dict[str, list[CassetteUse]] = {}
+        for use in self.uses:
+            if use.written and use.block:
+                by_path.setdefault(use.path, []).append(use)
+        return {path: uses for path, uses in by_path.items() if len(uses) > 1}
 
     def to_json(self) -> str:
         return json.dumps([asdict(u) for u in self.uses])
@@ -47,7 +60,7 @@ class Report:
     def lines(self, *, verbose: bool = False) -> list[str]:
         """The summary, one fact per line; empty when no test used a cassette."""
         if not self.uses:
-            return []
+            return list(self.problems)
         uses = sorted(self.uses, key=lambda u: (u.path, u.test))
         paths = {u.path for u in uses}
         written = {u.path for u in uses if u.written}
@@ -76,4 +89,5 @@ class Report:
         if blocked:
             out.append(f"blocked calls: {len(blocked)}")
             out.extend(f"  {call}" for call in blocked[:20])
+        out.extend(self.problems)
         return out

@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from . import cassette as cassette_io
+from ._cassette_merge import fingerprint
 from .cassette_model import CASSETTE_VERSION, Cassette, Interaction, RecordedRequest
 from .egress import EgressBlocked
 from .errors import AgentReplayError
@@ -38,13 +40,19 @@ from .intercept import HTTPRequest, Router
 from .matching import Index, explain_miss
 from .model import Fault
 from .playbacks import Plan
-from .player import playback_for
+from .player import REPLAY_FAULTS, playback_for
 from .providers import detect
-from .recorder import DEFAULT_MAX_BODY_BYTES, LiveRecorder, recorded_request
+from .recorder import DEFAULT_MAX_BODY_BYTES, UNNUMBERED, LiveRecorder, recorded_request
 from .redact import Scrubber
 from .streams import Chunker, Playback, chunk_by_event
 
-__all__ = ["CassetteMiss", "CassetteSession", "CassetteWriteError", "ReplayedCall", "WriteResult"]
+__all__ = [
+    "CassetteMiss",
+    "CassetteSession",
+    "CassetteWriteError",
+    "ReplayedCall",
+    "WriteResult",
+]
 
 REPLAYING_MODES = frozenset({"none", "once", "new_episodes"})
 
@@ -83,6 +91,8 @@ class WriteResult:
     written: bool
     recorded: int
     reason: str = ""
+    block: list[str] = field(default_factory=list)
+    """Fingerprints of the interactions this test added to the file, in file order."""
 
 
 @dataclass
@@ -90,6 +100,7 @@ class _Pending:
     request: HTTPRequest
     recorded: RecordedRequest
     index: int | None
+    call: int  # the request's number among all this test's requests
 
 
 @dataclass
@@ -108,6 +119,9 @@ class CassetteSession:
     save_on_failure: bool = False
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     rerecord: str = ""
+    run_started: float | None = None
+    """When the test run began (``time.time()``): ``rewrite`` keeps what other tests of
+    the same run wrote into a shared cassette after it."""
     calls: list[ReplayedCall] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -125,9 +139,12 @@ class CassetteSession:
         self.recorded: dict[int, Interaction] = {}
         self.recorded_elsewhere: list[Interaction] = []
         self.injected: dict[int, Fault] = {}
+        self._again: dict[tuple[Hashable, ...], deque[int]] = {}
         self._pending: dict[int, _Pending] = {}
+        self._sent: dict[int, int] = {}  # id(live request) -> its number, in sending order
         self._lock = threading.Lock()
         self._served = 0
+        self._requests = 0
         self._recorded_hosts = {
             (urlsplit(i.request.url).hostname or "").lower() for i in self.cassette.interactions
         }
@@ -136,9 +153,19 @@ class CassetteSession:
 
     def inject(self, fault: Fault, at_call: int) -> None:
         """Make the ``at_call``-th call (0-based) answered from the cassette in this test
-        fail with ``fault`` instead of playing as recorded."""
+        fail with ``fault`` instead of playing as recorded.
+
+        The recording stays the answer to that request: a retry of the failed call (the
+        same request again) replays it, as a retried call to the provider would succeed.
+        """
         if at_call < 0:
             raise ValueError(f"at_call must be >= 0, got {at_call}")
+        if fault.kind not in REPLAY_FAULTS:
+            raise ValueError(
+                f"Fault.{fault.kind}() cannot be injected into cassette playback (it holds "
+                f"until a fake model's release()); use one of "
+                f"{', '.join(sorted(REPLAY_FAULTS))}, e.g. Fault.timeout(after_events=k)"
+            )
         with self._lock:
             self.injected[at_call] = fault
 
@@ -151,18 +178,47 @@ class CassetteSession:
         """The live recorder for the router, when this mode records."""
         if not self.recording:
             return None
-        return LiveRecorder(self._recorded, max_bytes=self.max_body_bytes)
+        return LiveRecorder(
+            self._recorded, max_bytes=self.max_body_bytes, sequence_of=self._sequence_of
+        )
+
+    def _sequence_of(self, request: HTTPRequest) -> int | None:
+        """The number this session gave ``request`` when it was sent (see ``claims``)."""
+        with self._lock:
+            return self._sent.pop(id(request), None)
 
     # --- Handler protocol --------------------------------------------------------------
 
     def claims(self, request: HTTPRequest) -> bool:
+        """Whether the cassette answers ``request``: a match, or (in replay) a miss to
+        report. Requests left to go out live are numbered here, in the order they are
+        sent, which is the order they are written in."""
         recorded = self.scrubber.scrub_request(recorded_request(request))
-        index = self.index.take(recorded) if self.replaying else None
-        if index is None and (self.recording or not self._is_miss(request)):
-            return False  # goes out live (recorded in a recording mode; else egress rules)
+        index = self._take(recorded) if self.replaying else None
+        if index is None and not self.recording and not self._is_miss(request):
+            return False  # not the cassette's business: left to the egress rules
         with self._lock:
-            self._pending[id(request)] = _Pending(request, recorded, index)
+            call = self._requests
+            self._requests += 1
+            if index is None and self.recording:
+                self._sent[id(request)] = call
+                return False  # goes out live, and is recorded
+            self._pending[id(request)] = _Pending(request, recorded, index, call)
         return True
+
+    def _take(self, recorded: RecordedRequest) -> int | None:
+        """The interaction answering ``recorded``: one whose last call was failed by an
+        injected fault first (the retry gets the recording), else the next unplayed."""
+        if self._again:
+            with self._lock:
+                again = self._again.get(self.index.key(recorded))
+                if again:
+                    return again.popleft()
+        return self.index.take(recorded)
+
+    def _offer_again(self, recorded: RecordedRequest, index: int) -> None:
+        with self._lock:
+            self._again.setdefault(self.index.key(recorded), deque()).append(index)
 
     def _is_miss(self, request: HTTPRequest) -> bool:
         """In replay, an unmatched model call (a provider endpoint on any host, a test
@@ -173,6 +229,9 @@ class CassetteSession:
         return request.host.lower() in self._recorded_hosts
 
     def respond(self, request: HTTPRequest) -> Playback:
+        """Play the interaction claimed for ``request`` — failed by the fault injected at
+        this call number, if any — or raise the miss report."""
+        __tracebackhide__ = True  # a miss shows the test's frames and the report, not ours
         with self._lock:
             pending = self._pending.pop(id(request))
             number = self._served
@@ -180,20 +239,26 @@ class CassetteSession:
             fault = self.injected.pop(number, None)
         if pending.index is None:
             raise self._miss(pending.recorded)
-        interaction = self.cassette.interactions[pending.index]
-        plan = Plan(
-            chunker=self.chunker, on_end=self._ender(number, request, pending.index, interaction)
+        if fault is not None:
+            self._offer_again(pending.recorded, pending.index)
+        return self._play(pending.call, request, pending.index, fault)
+
+    def _play(self, call: int, request: HTTPRequest, index: int, fault: Fault | None) -> Playback:
+        played: list[Playback] = []  # the ender reads the status the client really got
+        plan = Plan(chunker=self.chunker, on_end=self._ender(call, request, index, played))
+        played.append(
+            playback_for(
+                self.cassette.interactions[index],
+                method=request.method,
+                path=request.path,
+                fault=fault,
+                plan=plan,
+                pace=self.pace,
+                allow_incomplete=self.allow_incomplete,
+                where=f"{self.path}: interactions[{index}]",
+            )
         )
-        return playback_for(
-            interaction,
-            method=request.method,
-            path=request.path,
-            fault=fault,
-            plan=plan,
-            pace=self.pace,
-            allow_incomplete=self.allow_incomplete,
-            where=f"{self.path}: interactions[{pending.index}]",
-        )
+        return played[0]
 
     async def respond_async(self, request: HTTPRequest) -> Playback:
         return self.respond(request)
@@ -217,27 +282,34 @@ class CassetteSession:
                 mask=self.scrubber.mask,
             )
         self.router.blocked.append(f"{recorded.method} {recorded.url}")
-        return CassetteMiss(message)
+        return CassetteMiss(self.scrubber.mask(message))
 
     def _ender(
-        self, number: int, request: HTTPRequest, index: int, interaction: Interaction
+        self, call: int, request: HTTPRequest, index: int, played: list[Playback]
     ) -> Callable[[str, int], None]:
+        """The ``on_end`` of a replayed call: logs it as a :class:`ReplayedCall` with the
+        status the client got (an injected HTTP error's; none before the headers)."""
+        interaction = self.cassette.interactions[index]
+
         def ended(outcome: str, events_sent: int) -> None:
             if outcome == "completed" and _ends_in_error(interaction):
                 outcome = "error_event"
-            status = interaction.response.status
-            call = ReplayedCall(
-                index=number,
+            playback = played[0]
+            status = None if playback.before_headers else playback.status
+            replayed = ReplayedCall(
+                index=call,
                 method=request.method,
                 url=request.url,
                 source="cassette",
                 interaction=index,
                 status=status,
-                outcome="http_error" if status >= 400 and outcome == "completed" else outcome,
+                outcome="http_error"
+                if status is not None and status >= 400 and outcome == "completed"
+                else outcome,
                 events_sent=events_sent,
             )
             with self._lock:
-                self.calls.append(call)
+                self.calls.append(replayed)
 
         return ended
 
@@ -251,13 +323,13 @@ class CassetteSession:
             self.recorded[sequence] = result
             self.calls.append(
                 ReplayedCall(
-                    index=len(self.calls),
+                    index=sequence if sequence < UNNUMBERED else len(self.calls),
                     method=result.request.method,
                     url=result.request.url,
                     source="live",
                     interaction=None,
                     status=result.response.status,
-                    outcome=result.response.end,
+                    outcome=_live_outcome(result),
                     events_sent=len(result.response.events or ()),
                 )
             )
@@ -291,24 +363,50 @@ class CassetteSession:
                 recorded=len(new),
                 reason="the test failed; the existing cassette was kept",
             )
+        fresh = self.scrubber.scrub(Cassette(version=CASSETTE_VERSION, interactions=new))
         with cassette_io.locked(self.path):
-            merged = self._merge(new)
+            merged, block = self._merge(fresh.interactions)
             cassette_io.save(self.path, merged, scrubber=self.scrubber)
-        return WriteResult(self.path, written=True, recorded=len(new))
+        return WriteResult(self.path, written=True, recorded=len(new), block=block)
 
-    def _merge(self, new: list[Interaction]) -> Cassette:
-        """The cassette to write: what is on disk now (another process may have
-        written since we loaded it) plus what this test recorded."""
-        if self.record_mode == "rewrite":
-            return Cassette(version=CASSETTE_VERSION, interactions=new)
-        on_disk = cassette_io.load(self.path).interactions if self.path.exists() else []
-        seen = {_fingerprint(i) for i in on_disk}
-        fresh = [i for i in new if _fingerprint(i) not in seen]
-        return Cassette(version=CASSETTE_VERSION, interactions=[*on_disk, *fresh])
+    def _merge(self, new: list[Interaction]) -> tuple[Cassette, list[str]]:
+        """The cassette to write, and the fingerprints of the interactions this test adds.
+
+        What is on disk now (another test or process may have written since this
+        test loaded it) is kept, then what this test recorded that is not already
+        there. ``rewrite`` drops what the file held before this run — but not what
+        other tests wrote into it during the run (a shared cassette).
+        """
+        on_disk = self._on_disk()
+        seen = {fingerprint(i) for i in on_disk}
+        fresh = [i for i in new if fingerprint(i) not in seen]
+        merged = Cassette(version=CASSETTE_VERSION, interactions=[*on_disk, *fresh])
+        return merged, [fingerprint(i) for i in fresh]
+
+    def _on_disk(self) -> list[Interaction]:
+        if not self.path.exists():
+            return []
+        if self.record_mode == "rewrite" and not self._written_this_run():
+            return []
+        return cassette_io.load(self.path).interactions
+
+    def _written_this_run(self) -> bool:
+        started = self.run_started
+        return started is not None and self.path.stat().st_mtime >= started
 
 
-def _fingerprint(interaction: Interaction) -> str:
-    return json.dumps(interaction.model_dump(mode="json", by_alias=True), sort_keys=True)
+_LIVE_OUTCOME = {"complete": "completed", "incomplete": "cancelled"}
+
+
+def _live_outcome(interaction: Interaction) -> str:
+    """How a live call ended, in the words replayed calls and fake models use
+    (``completed``, ``cut``, ``error_event``, ``http_error``, ``timeout``, ``cancelled``)."""
+    end = interaction.response.end
+    if end != "complete":
+        return _LIVE_OUTCOME.get(end, end)
+    if interaction.response.status >= 400:
+        return "http_error"
+    return "error_event" if _ends_in_error(interaction) else "completed"
 
 
 def _ends_in_error(interaction: Interaction) -> bool:

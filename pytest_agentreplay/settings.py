@@ -1,8 +1,9 @@
-"""Per-test settings: the marker's keywords over the ini file, the command line over both.
+"""Per-test settings: the command line over the marker, the marker over the
+``agentreplay_config`` fixture, that over the ini file.
 
-Marker arguments are validated when the test is set up, with a ``UsageError``
-that names the test and the bad keyword, so a typo never silently falls back
-to a default.
+Marker arguments (and the fixture's keys, which are the same) are validated when
+the test is set up, with a ``UsageError`` that names the test and the bad
+keyword, so a typo never silently falls back to a default.
 """
 
 from __future__ import annotations
@@ -48,8 +49,17 @@ class Settings:
     pace: float | None = None
 
 
-def _marker_kwargs(item: pytest.Item) -> dict[str, Any]:
-    merged: dict[str, Any] = {}
+def _check_keys(keys: Iterable[str], item: pytest.Item, what: str) -> None:
+    unknown = ", ".join(sorted(set(keys) - MARKER_KEYS))
+    if unknown:
+        known = ", ".join(sorted(MARKER_KEYS))
+        raise pytest.UsageError(f"{item.nodeid}: unknown {what} {unknown}; known: {known}")
+
+
+def _marker_kwargs(item: pytest.Item, defaults: dict[str, Any]) -> dict[str, Any]:
+    """The ``agentreplay_config`` fixture's keys, overridden by the markers' keywords."""
+    _check_keys(defaults, item, "agentreplay_config key(s)")
+    merged: dict[str, Any] = dict(defaults)
     # Closest marker wins: iter_markers yields the function's first, then class, module.
     for marker in reversed(list(item.iter_markers("agentreplay"))):
         if marker.args:
@@ -57,13 +67,10 @@ def _marker_kwargs(item: pytest.Item) -> dict[str, Any]:
                 f"{item.nodeid}: @pytest.mark.agentreplay takes keyword arguments only "
                 f"({', '.join(sorted(MARKER_KEYS))}), got positional {marker.args!r}"
             )
-        unknown = set(marker.kwargs) - MARKER_KEYS
-        if unknown:
-            raise pytest.UsageError(
-                f"{item.nodeid}: unknown @pytest.mark.agentreplay argument(s) "
-                f"{', '.join(sorted(unknown))}; known: {', '.join(sorted(MARKER_KEYS))}"
-            )
-        merged.update(marker.kwargs)
+        _check_keys(marker.kwargs, item, "@pytest.mark.agentreplay argument(s)")
+        # ``record_mode=None`` (the documented default) means "not set here": it must not
+        # hide the value of a class or module marker or of agentreplay_config.
+        merged.update((k, v) for k, v in marker.kwargs.items() if v is not None)
     return merged
 
 
@@ -77,10 +84,11 @@ def _hosts(value: Any, where: str) -> tuple[str, ...]:
     )
 
 
-def resolve(item: pytest.Item) -> Settings:
-    """The settings of ``item``: CLI > marker > ini > defaults."""
+def resolve(item: pytest.Item, defaults: dict[str, Any] | None = None) -> Settings:
+    """The settings of ``item``: CLI > marker > ``defaults`` (the ``agentreplay_config``
+    fixture) > ini > built-in defaults."""
     config = item.config
-    marker = _marker_kwargs(item)
+    marker = _marker_kwargs(item, defaults or {})
     mode = (
         config.getoption("agentreplay_record_mode")
         or marker.get("record_mode")

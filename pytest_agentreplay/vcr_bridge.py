@@ -14,6 +14,7 @@ guard) and go out unrecorded in record modes, with a warning.
 from __future__ import annotations
 
 import contextlib
+import functools
 import http
 import importlib.util
 from collections.abc import Iterator
@@ -126,6 +127,24 @@ class SessionPersister:
             self.session.add_recorded(from_vcr(request, response))
 
 
+# vcrpy's patcher groups and the module each one imports; a group whose module is not
+# installed patches nothing, but vcrpy retries (and fails) its import for every cassette.
+_PATCHED_MODULES = {
+    "requests": "requests",
+    "boto3": "botocore",
+    "urllib3": "urllib3",
+    "httplib2": "httplib2",
+    "tornado": "tornado",
+    "aiohttp": "aiohttp",
+}
+
+
+@functools.cache
+def _not_installed() -> tuple[str, ...]:
+    """vcrpy patcher groups with nothing to patch here (their library is not installed)."""
+    return tuple(g for g, m in _PATCHED_MODULES.items() if importlib.util.find_spec(m) is None)
+
+
 @contextlib.contextmanager
 def vcr_cassette(session: CassetteSession) -> Iterator[None]:
     """vcrpy active for the test's non-httpx clients, on the session's cassette."""
@@ -134,7 +153,7 @@ def vcr_cassette(session: CassetteSession) -> Iterator[None]:
     recorder = vcr.VCR(
         record_mode=_MODES[session.record_mode],
         match_on=("method", "scheme", "host", "path", "query", "body"),  # as ours: no port
-        skip_patchers=("httpx", "httpx2"),
+        skip_patchers=("httpx", "httpx2", *_not_installed()),
         decode_compressed_response=True,
     )
     recorder.register_persister(SessionPersister(session))

@@ -4,7 +4,10 @@ Recording tests need live traffic; the network is closed, so the tests start thi
 server themselves. It answers model calls from a script of replies rendered by
 the plugin's codecs (the same bytes the providers send), streams SSE with
 chunked transfer encoding one event per chunk, can pause between events, and can
-drop the connection in the middle of a stream.
+drop the connection in the middle of a stream. With ``echo`` on, a call the script
+has no step for is answered with its own prompt, with ids drawn from it: the same
+request always gets the same bytes, whatever order concurrent requests arrive in.
+``add_raw`` sends any body (an endless one too) chunk by chunk.
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
 
 from pytest_agentreplay import sse
 from pytest_agentreplay.model import Reply
@@ -29,10 +34,12 @@ from pytest_agentreplay.providers.base import IdFactory, RenderContext, json_dat
 class Step:
     """One scripted answer: a reply, a pause between events, an optional drop."""
 
-    reply: Reply
+    reply: Reply | None
     delay: float = 0.0
     drop_after: int | None = None
     status: int = 200
+    raw: Iterable[bytes] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -43,10 +50,36 @@ class ProviderServer:
     script: deque[Step] = field(default_factory=deque)
     sent_at: list[list[float]] = field(default_factory=list)
     requests: list[dict[str, object]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
     ids: IdFactory = field(default_factory=lambda: IdFactory("server"))
+    echo: bool = False
+    delays: dict[str, float] = field(default_factory=dict)  # echo: prompt -> seconds
 
     def add(self, reply: Reply, *, delay: float = 0.0, drop_after: int | None = None) -> None:
         self.script.append(Step(reply, delay, drop_after))
+
+    def add_raw(
+        self,
+        chunks: Iterable[bytes],
+        *,
+        status: int = 200,
+        headers: dict[str, str] | None = None,
+        delay: float = 0.0,
+    ) -> None:
+        """Answer the next call with ``chunks`` as they are (one chunk each, ``delay``
+        seconds apart); the default content type is ``text/event-stream``."""
+        heads = headers or {"content-type": "text/event-stream; charset=utf-8"}
+        self.script.append(Step(None, delay, status=status, raw=chunks, headers=heads))
+
+
+def _prompt(body: dict[str, Any]) -> str:
+    """The last user text of a model call (what ``echo`` answers with)."""
+    messages = body.get("messages")
+    if isinstance(messages, list) and messages:
+        content = messages[-1].get("content")
+        return content if isinstance(content, str) else json.dumps(content)
+    return str(body.get("input", ""))
 
 
 def _handler(state: ProviderServer) -> type[http.server.BaseHTTPRequestHandler]:
@@ -60,13 +93,23 @@ def _handler(state: ProviderServer) -> type[http.server.BaseHTTPRequestHandler]:
             length = int(self.headers.get("content-length", "0"))
             body = json.loads(self.rfile.read(length) or b"{}")
             state.requests.append(body)
-            provider = detect("POST", self.path)
-            if provider is None or not state.script:
+            state.headers.append({k.lower(): v for k, v in self.headers.items()})
+            state.paths.append(self.path)
+            provider = detect("POST", urlsplit(self.path).path)
+            step = state.script.popleft() if state.script else None
+            if step is None and state.echo:
+                time.sleep(state.delays.get(_prompt(body), 0.0))
+                step = Step(Reply.text(f"echo: {_prompt(body)}"))
+            if step is not None and step.raw is not None:
+                self._raw(step)
+                return
+            if provider is None or step is None or step.reply is None:
                 self.send_error(404)
                 return
-            codec, step = codec_for(provider), state.script.popleft()
+            codec = codec_for(provider)
+            ids = IdFactory(_prompt(body)) if state.echo else state.ids
             ctx = RenderContext(
-                model=str(body.get("model", "m")), request=codec.parse_request(body), ids=state.ids
+                model=str(body.get("model", "m")), request=codec.parse_request(body), ids=ids
             )
             if body.get("stream"):
                 self._stream(codec.render_events(step.reply, ctx), step)
@@ -80,6 +123,23 @@ def _handler(state: ProviderServer) -> type[http.server.BaseHTTPRequestHandler]:
             self.send_header("request-id", "req_server_1")
             self.end_headers()
             self.wfile.write(payload)
+
+        def _raw(self, step: Step) -> None:
+            self.send_response(step.status)
+            for name, value in step.headers.items():
+                self.send_header(name, value)
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            try:
+                for i, data in enumerate(step.raw or ()):
+                    if i and step.delay:
+                        time.sleep(step.delay)
+                    self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+            except OSError:  # the client hung up (an endless body ends here)
+                self.close_connection = True
 
         def _stream(self, events: list[sse.SSEEvent], step: Step) -> None:
             self.send_response(200)

@@ -32,7 +32,7 @@ URL = os.environ["AGENTREPLAY_TEST_SERVER"]
 def ask_anthropic(stream_log):
     client = anthropic.Anthropic(api_key="sk-ant-api03-" + "x" * 40, base_url=URL,
                                  max_retries=0)
-    with client.messages.stream(model="claude-sonnet-4-6", max_tokens=99,
+    with client, client.messages.stream(model="claude-sonnet-4-6", max_tokens=99,
                                 messages=[{"role": "user", "content": "Count."}]) as s:
         for text in s.text_stream:
             stream_log.append((time.monotonic(), text))
@@ -111,7 +111,7 @@ def test_cut(agentreplay):
     client = anthropic.Anthropic(api_key="k", base_url=os.environ["AGENTREPLAY_TEST_SERVER"],
                                  max_retries=0)
     seen = []
-    with pytest.raises(httpx2.RemoteProtocolError):
+    with client, pytest.raises(httpx2.RemoteProtocolError):
         with client.messages.stream(model="m", max_tokens=9,
                                     messages=[{"role": "user", "content": "go"}]) as s:
             for text in s.text_stream:
@@ -150,6 +150,7 @@ def test_chat(agentreplay):
     text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
     again = client.chat.completions.create(model="gpt-test",
                                            messages=[{"role": "user", "content": "again"}])
+    client.close()
     assert text == "streamed chat"
     assert again.choices[0].message.content == "plain chat"
 """
@@ -181,8 +182,9 @@ import anthropic, pytest
 def test_miss(agentreplay):
     client = anthropic.Anthropic(api_key="k", base_url=os.environ["AGENTREPLAY_TEST_SERVER"],
                                  max_retries=3)
-    client.messages.create(model="m", max_tokens=9,
-                           messages=[{"role": "user", "content": os.environ.get("Q", "York?")}])
+    with client:
+        client.messages.create(model="m", max_tokens=9,
+                               messages=[{"role": "user", "content": os.environ.get("Q", "York?")}])
 """
 
 
@@ -228,9 +230,9 @@ BODY = {"model": "m", "max_tokens": 9, "messages": [{"role": "user", "content": 
 
 @pytest.mark.agentreplay
 def test_mixed(agentreplay):
-    client = anthropic.Anthropic(api_key="k", base_url=URL, max_retries=0)
-    sdk = client.messages.create(model="m", max_tokens=9,
-                                 messages=[{"role": "user", "content": "via the sdk"}])
+    with anthropic.Anthropic(api_key="k", base_url=URL, max_retries=0) as client:
+        sdk = client.messages.create(model="m", max_tokens=9,
+                                     messages=[{"role": "user", "content": "via the sdk"}])
     plain = requests.post(URL + "/v1/messages", json=BODY,
                           headers={"x-api-key": "sk-ant-api03-" + "z" * 40}, timeout=5)
     assert sdk.content[0].text == "from httpx2"
