@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from . import sse
-from ._yaml_emit import UnstorableError, dump_json
+from ._yaml_emit import MAX_DEPTH, UnstorableError, dump_json
 from .cassette_model import RecordedEvent, normalize_headers
 
 __all__ = [
@@ -59,8 +59,19 @@ def join_headers(raw: Mapping[Any, Any] | Iterable[tuple[Any, Any]]) -> dict[str
     items = raw.items() if isinstance(raw, Mapping) else raw
     out: dict[str, list[str]] = {}
     for name, value in items:
-        values = value if isinstance(value, (list, tuple)) else [value]
-        out.setdefault(str(name).lower(), []).extend("" if v is None else str(v) for v in values)
+        # Every replayed request passes here: plain text values skip the general case.
+        if type(value) is str:
+            values = [value]
+        elif isinstance(value, (list, tuple)):
+            values = ["" if v is None else str(v) for v in value]
+        else:
+            values = ["" if value is None else str(value)]
+        key = (name if type(name) is str else str(name)).lower()
+        known = out.get(key)
+        if known is None:
+            out[key] = values
+        else:
+            known.extend(values)
     return {
         name: values[0] if name in _SINGLE_VALUED and values else ", ".join(values)
         for name, values in out.items()
@@ -168,19 +179,74 @@ def parse_json(raw: bytes | str) -> Any:
     Scalars, duplicate keys, NaN / Infinity, lone surrogates and nesting beyond
     the writer's limit are refused: storing those parsed would change the body.
     """
+    long_key = False
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal long_key
+        out = _unique(pairs)
+        if out and not long_key and max(map(len, out)) > _SHORT_KEY:
+            long_key = True
+        return out
+
     try:
         value = json.loads(
             raw,
-            object_pairs_hook=_unique,
+            object_pairs_hook=unique,
             parse_constant=_reject_constant,
             parse_float=_finite,
         )
         if not isinstance(value, (dict, list)):
             return None
-        dump_json(value)
+        if long_key or not _surely_storable(raw, value):
+            dump_json(value)  # the writer itself decides
     except (_NotJSONError, ValueError, RecursionError, UnstorableError):
         return None
     return value
+
+
+# A key this short stays under the writer's key limit even with every character escaped.
+_SHORT_KEY = 90
+
+
+def _surely_storable(raw: bytes | str, value: Any) -> bool:
+    """Whether the writer surely stores ``value``, parsed from ``raw`` and holding no long
+    key: no lone surrogate, nesting well inside its limit. ``False``: "ask the writer".
+
+    :func:`dump_json` would say the same, but it writes the whole YAML to find out, and
+    every request a cassette replays is parsed here (issue 9).
+    """
+    if isinstance(raw, str):
+        if "\\u" in raw:
+            return False
+        try:
+            raw.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        brackets = raw.count("{") + raw.count("[")
+    else:
+        # Strict UTF-8 without \u escapes (and so not UTF-16 / 32) decodes to no surrogate.
+        if b"\\u" in raw or b"\x00" in raw:
+            return False
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        brackets = raw.count(b"{") + raw.count(b"[")
+    return brackets < MAX_DEPTH - 2 or _shallow(value)
+
+
+def _shallow(value: Any) -> bool:
+    """Whether ``value`` nests well inside the writer's limit (level by level)."""
+    level = [value]
+    for _ in range(MAX_DEPTH - 2):
+        deeper: list[Any] = []
+        for node in level:
+            children = node.values() if type(node) is dict else node
+            deeper += [c for c in children if type(c) is dict or type(c) is list]
+        if not deeper:
+            return True
+        level = deeper
+    return False
 
 
 def body_fields(raw: bytes, content_type: str = "") -> dict[str, Any]:

@@ -276,9 +276,13 @@ def _as_bytes(request: RecordedRequest) -> bytes:
         return b"<body nested too deeply to compare>"
 
 
+# One encoder for every key: json.dumps with options builds a new one per call.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_text(value: Any) -> str:
     """Key order and whitespace ignored: ``json.dumps(sort_keys=True)``, compact."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(value)
 
 
 def body_digest(value: Any) -> Hashable:

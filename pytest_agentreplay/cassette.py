@@ -70,6 +70,7 @@ _CONFLICT = re.compile(r"^(?:<{7}|>{7})(?: |$)", re.MULTILINE)
 _CANONICAL_START = ("interactions:\n- request:\n    method: ", "interactions: []\n")
 _CANONICAL_END = f"\nversion: {CASSETTE_VERSION}\n"
 _EMPTY_HINT = "Delete it and re-record with --agentreplay-record-mode=once."
+_JSON_CHECKED = {"json_checked": True}
 
 
 class Scrubber(Protocol):
@@ -388,7 +389,9 @@ def request_from_wire(
     joined = join_headers(headers)
     fields = body_fields(content, joined.get("content-type", "").lower())
     return RecordedRequest.model_validate(
-        {"method": method, "url": url, "headers": joined, **fields}
+        {"method": method, "url": url, "headers": joined, **fields},
+        # A parsed body came from json.loads: JSON through and through, no walk needed.
+        context=_JSON_CHECKED if "json" in fields else None,
     )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, islice
+from typing import Protocol
 
 from .model import Fault, Reply
 from .providers.base import Codec, RenderContext, json_data
@@ -45,6 +46,34 @@ _DEFAULT_EVENT_ERROR = {
 OnEnd = Callable[[str, int], None]
 
 
+class StoredEvent(Protocol):
+    """An event as a cassette stores it (:class:`~.cassette_model.RecordedEvent`, where
+    a missing id or comment list is ``None``): :func:`for_events` takes these as well as
+    :class:`~.sse.SSEEvent`, so a recording plays without first copying every event."""
+
+    @property
+    def data(self) -> str: ...
+
+    @property
+    def event(self) -> str | None: ...
+
+    @property
+    def id(self) -> str | None: ...
+
+    @property
+    def retry(self) -> int | None: ...
+
+    @property
+    def comments(self) -> Sequence[str] | None: ...
+
+    def to_sse(self) -> SSEEvent:
+        """The event as the SSE codec sees it."""
+        ...
+
+
+Event = SSEEvent | StoredEvent
+
+
 @dataclass
 class Plan:
     """How to play: chunking, pacing, stall gate, and who hears the ending."""
@@ -57,15 +86,38 @@ class Plan:
 
 
 def encode_lazily(
-    events: Iterable[SSEEvent], *, comments: bool = False, tail: bytes = b""
+    events: Iterable[Event], *, comments: bool = False, tail: bytes = b""
 ) -> Iterator[bytes]:
     """Encode events one at a time, as they are pulled (time to first byte stays flat);
-    ``tail`` (an unterminated last line, as a recording may end) follows them."""
+    ``tail`` (an unterminated last line, as a recording may end) follows them. Stored
+    events that need the general encoder are converted to SSE events one by one."""
     encoder = SSEEncoder(comments=comments)
+    ids = False  # once an event sets an id, the encoder tracks it for every later event
     for event in events:
-        yield encoder.encode(event)
+        plain = None if ids else _plain(event, comments)
+        if plain is None:
+            ids = ids or bool(event.id)
+            plain = encoder.encode(event if isinstance(event, SSEEvent) else event.to_sse())
+        yield plain
     if tail:
         yield tail
+
+
+def _plain(event: Event, comments: bool) -> bytes | None:
+    """The bytes :class:`~.sse.SSEEncoder` writes for the usual event (a name, one data
+    line, no id, retry or comment to write), built in one step; ``None`` for any other
+    event. Streams of tens of thousands of events spend most of their playback here."""
+    data, name = event.data, event.event
+    if event.id or event.retry is not None or (comments and event.comments):
+        return None
+    if "\n" in data or "\r" in data:
+        return None
+    line = f"data: {data}\n\n" if data else "data:\n\n"
+    if name is None:
+        return line.encode("utf-8")
+    if "\n" in name or "\r" in name:
+        return None
+    return (f"event: {name}\n{line}" if name else f"event:\n{line}").encode("utf-8")
 
 
 def _headers(codec: Codec, ctx: RenderContext, *, streaming: bool) -> list[tuple[str, str]]:
@@ -101,7 +153,7 @@ def for_error(codec: Codec, fault: Fault, ctx: RenderContext, plan: Plan) -> Pla
 
 def for_events(
     codec: Codec,
-    events: Iterable[SSEEvent],
+    events: Iterable[Event],
     fault: Fault | None,
     ctx: RenderContext,
     plan: Plan,
@@ -122,7 +174,7 @@ def for_events(
     deliver: int | None = None
     ending = "complete"
     override = None
-    source: Iterable[SSEEvent] = events
+    source: Iterable[Event] = events
     if fault is not None:
         after = fault.after_events or 0
         if fault.kind == "cut" and fault.after_events is None:  # "halfway" (interrupt())
