@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from .egress import EgressBlocked
     from .errors import AgentReplayError, CodecError, SSEDecodeError, SSEEncodeError
     from .fakes import FakeModel
+    from .faults import FaultPlan
     from .model import Fault, ModelCall, Reply, Request, Text, Thinking, ToolCall, Usage
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "EgressBlocked",
     "FakeModel",
     "Fault",
+    "FaultPlan",
     "ModelCall",
     "Reply",
     "Request",
@@ -43,6 +45,7 @@ _LAZY = {
     "SSEEncodeError": ".errors",
     "EgressBlocked": ".egress",
     "FakeModel": ".fakes",
+    "FaultPlan": ".faults",
     "Fault": ".model",
     "ModelCall": ".model",
     "Reply": ".model",
@@ -54,7 +57,15 @@ _LAZY = {
 }
 
 
+# Submodules reachable as attributes (``pytest_agentreplay.strategies``) without an
+# import of their own; left out of ``__all__`` so that ``import *`` stays light
+# (strategies imports hypothesis, the snapshot extension syrupy).
+_SUBMODULES = frozenset({"crashpoints", "invariants", "runlog", "snapshot", "strategies"})
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'pytest_agentreplay' has no attribute {name!r}")
@@ -64,4 +75,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(__all__)
+    return sorted({*__all__, *_SUBMODULES})

@@ -30,8 +30,10 @@ import openai  # noqa: F401
 import pytest
 import yaml  # noqa: F401 - its C extension cannot be imported twice in one process
 
+import pytest_agentreplay._snapshot_syrupy  # one copy of the snapshot extension, too
 import pytest_agentreplay.fakes
-import pytest_agentreplay.intercept  # noqa: F401
+import pytest_agentreplay.intercept
+import pytest_agentreplay.invariants  # noqa: F401 - one copy of the run-log classes, too
 
 pytest_plugins = ["pytester"]
 
@@ -39,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^(?P<indent>[ \t]*)```python(?P<info>(?:[ \t][^`]*)?)$")
 DEFINES_TEST = re.compile(r"^(?:async\s+)?def\s+test_\w*\s*\(", re.MULTILINE)
+USES_SNAPSHOTS = re.compile(r"^(?:async\s+)?def\s+test_\w*\s*\([^)]*\bsnapshot\b", re.MULTILINE)
 NO_TEST = "<!-- no-test"
 
 
@@ -58,6 +61,11 @@ class Example:
     @property
     def is_test_module(self) -> bool:
         return DEFINES_TEST.search(self.code) is not None
+
+    @property
+    def uses_snapshots(self) -> bool:
+        """Its tests take syrupy's ``snapshot`` fixture."""
+        return USES_SNAPSHOTS.search(self.code) is not None
 
 
 def _examples(path: Path) -> list[Example]:
@@ -122,6 +130,10 @@ def test_example(example: Example, pytester: pytest.Pytester) -> None:
 
 def _run_as_test_module(example: Example, pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_example=example.code)
+    if example.uses_snapshots:
+        # A snapshot test is first run with --snapshot-update, as its author does to
+        # write the snapshots; the run below checks the tests against them.
+        pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q", "--snapshot-update")
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-W", "error", "-q")
     outcomes = result.parseoutcomes()
     failed = {k: v for k, v in outcomes.items() if k != "passed" and v}
