@@ -161,5 +161,7 @@ LINT_CHECKS: dict[str, str] = {
     "content-length": "a stored content-length that disagrees with the body a replayer "
     "sends (vcrpy and http-snapshot files)",
     "content-encoding": "a content-encoding header on a body that is not encoded that way",
+    "unplayed": "an interaction no test played the last time pytest ran the tests that "
+    "use this cassette (read from pytest's cache, .pytest_cache, when present)",
 }
 """The checks of ``agentreplay lint``, by name (``--ignore`` / ``--select`` take these)."""

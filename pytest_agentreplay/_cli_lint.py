@@ -5,9 +5,9 @@ Each check (see :data:`~pytest_agentreplay._cli_common.LINT_CHECKS`) yields
 reported by where it is and what kind it is, never by its value, and every line
 printed goes through the scrubber's ``mask`` as well.
 
-Not checked: interactions left unplayed by the last test run. The plugin reports
-them in the terminal summary (and fails them under ``--agentreplay-strict``) but
-keeps no record of them after the run, so there is nothing here to read.
+Interactions left unplayed by the last test run are read from pytest's cache
+(``.pytest_cache``, in the cassette's folder or any above it), where the plugin
+leaves them at the end of every run that replayed the cassette.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from ._cli_source import (
 from .cassette import CassetteFormatError, detect_format, loads
 from .cassette_model import RecordedEvent
 from .redact import Scrubber
+from .report import UNPLAYED_CACHE_KEY
 
 __all__ = ["Finding", "lint_file", "run_lint"]
 
@@ -269,6 +270,36 @@ def _check_interactions(ctx: _Context) -> None:
                 check(ctx, item)
 
 
+UNPLAYED_CACHE = Path(".pytest_cache", "v", *UNPLAYED_CACHE_KEY.split("/"))
+
+
+def _last_run_unplayed(path: Path) -> list[int] | None:
+    """The interactions of ``path`` no test played in the last run that used it, from
+    the nearest pytest cache above the file; ``None`` when no run recorded it."""
+    absolute = path.resolve()
+    for folder in absolute.parents:
+        cache = folder / UNPLAYED_CACHE
+        if cache.is_file():
+            try:
+                known = json.loads(cache.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return None
+            value = known.get(str(absolute)) if isinstance(known, dict) else None
+            return [i for i in value if isinstance(i, int)] if isinstance(value, list) else None
+    return None
+
+
+def _check_unplayed(ctx: _Context) -> None:
+    for index in _last_run_unplayed(ctx.source.path) or ():
+        if index < len(ctx.source.cassette.interactions):
+            ctx.add(
+                "unplayed",
+                "no test played this interaction in the last run "
+                "(delete it, or re-record the cassette)",
+                index,
+            )
+
+
 def _check_stored_headers(ctx: _Context) -> None:
     """content-length / content-encoding as a vcrpy or http-snapshot replay sends them."""
     for raw in raw_responses(ctx.source):
@@ -381,6 +412,7 @@ def lint_file(path: Path, scrubber: Scrubber) -> list[Finding]:
     _check_interactions(ctx)
     _check_stored_headers(ctx)
     _check_unscrubbed(ctx)
+    _check_unplayed(ctx)
     return [*found, *ctx.found]
 
 

@@ -330,6 +330,21 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
             terminalreporter.write_line(line)
 
 
+def _remember_unplayed(config: pytest.Config) -> None:
+    """Merge this run's unplayed interactions into pytest's cache, for
+    ``agentreplay lint`` (cassettes this run did not use keep what an earlier run
+    found)."""
+    from .report import UNPLAYED_CACHE_KEY
+
+    cache = getattr(config, "cache", None)
+    report = config.stash.get(_REPORT, None)
+    if cache is None or report is None:
+        return
+    found = report.unplayed_by_path()
+    if found:
+        cache.set(UNPLAYED_CACHE_KEY, {**(cache.get(UNPLAYED_CACHE_KEY, {}) or {}), **found})
+
+
 class _XdistReport:
     """Carries what each test did with its cassette to the xdist controller, so the
     summary covers the run, and, on the controller, puts cassettes that tests on
@@ -367,3 +382,4 @@ class _XdistReport:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if not self.worker:
             _order_shared_cassettes(self.config)
+            _remember_unplayed(self.config)

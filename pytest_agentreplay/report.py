@@ -10,7 +10,12 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
-__all__ = ["CassetteUse", "Report"]
+__all__ = ["UNPLAYED_CACHE_KEY", "CassetteUse", "Report"]
+
+
+UNPLAYED_CACHE_KEY = "agentreplay/unplayed"
+"""The pytest cache key under which a run leaves, per cassette it replayed, the
+interactions no test played (``.pytest_cache/v/agentreplay/unplayed``)."""
 
 
 @dataclass
@@ -50,6 +55,20 @@ class Report:
             if use.written and use.block:
                 by_path.setdefault(use.path, []).append(use)
         return {path: uses for path, uses in by_path.items() if len(uses) > 1}
+
+    def unplayed_by_path(self) -> dict[str, list[int]]:
+        """Per cassette replayed in this run, the interactions no test played.
+
+        A cassette several tests share counts an interaction as played if any of
+        them played it. Cassettes only recorded (never replayed) are left out.
+        """
+        left: dict[str, set[int]] = {}
+        for use in self.uses:
+            if use.record_mode in ("all", "rewrite"):
+                continue
+            mine = set(use.unplayed)
+            left[use.path] = left[use.path] & mine if use.path in left else mine
+        return {path: sorted(indexes) for path, indexes in sorted(left.items())}
 
     def to_json(self) -> str:
         return json.dumps([asdict(u) for u in self.uses])
