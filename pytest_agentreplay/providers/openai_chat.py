@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -49,6 +48,12 @@ from pytest_agentreplay.model import Part as ReplyPart
 from pytest_agentreplay.providers._openai_chat_fold import ChatFold
 from pytest_agentreplay.providers._openai_chat_reply import read_reply
 from pytest_agentreplay.providers._openai_chat_request import parse_chat_request
+from pytest_agentreplay.providers._openai_errors import (
+    OPENAI_VERSION,
+    error_object,
+    error_response,
+    request_id,
+)
 from pytest_agentreplay.providers.base import (
     Codec,
     ErrorResponse,
@@ -74,61 +79,8 @@ _FINISH: dict[StopReason, str] = {
 _B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _SERVICE_TIERS = frozenset({"default", "flex", "scale", "priority"})
 
+
 # The values OpenAI puts in ``error.type``; any other ``Fault.error_type`` is an ``error.code``.
-_ERROR_TYPES = frozenset(
-    {
-        "invalid_request_error",
-        "server_error",
-        "requests",
-        "tokens",
-        "insufficient_quota",
-        "request_forbidden",
-    }
-)
-_SERVER_ERROR = "The server had an error while processing your request. Sorry about that!"
-# status → (type, code, message); ``{model}`` is filled in.
-_HTTP_DEFAULTS: dict[int, tuple[str, str | None, str]] = {
-    400: ("invalid_request_error", None, "Invalid request: the request body is not valid."),
-    401: (
-        "invalid_request_error",
-        "invalid_api_key",
-        "Incorrect API key provided. You can find your API key at "
-        "https://platform.openai.com/account/api-keys.",
-    ),
-    403: (
-        "request_forbidden",
-        "unsupported_country_region_territory",
-        "Country, region, or territory not supported",
-    ),
-    404: (
-        "invalid_request_error",
-        "model_not_found",
-        "The model `{model}` does not exist or you do not have access to it.",
-    ),
-    409: (
-        "invalid_request_error",
-        None,
-        "The request conflicts with another request. Please try again.",
-    ),
-    413: (
-        "invalid_request_error",
-        "request_too_large",
-        "Request too large. Please reduce the size of your request.",
-    ),
-    422: ("invalid_request_error", None, "The request could not be processed."),
-    429: (
-        "requests",
-        "rate_limit_exceeded",
-        "Rate limit reached for {model} on requests per min (RPM). "
-        "Visit https://platform.openai.com/account/rate-limits to learn more.",
-    ),
-    500: ("server_error", None, _SERVER_ERROR),
-    502: ("server_error", None, "Bad gateway."),
-    503: ("server_error", None, "The engine is currently overloaded, please try again later."),
-    504: ("server_error", None, "Gateway timeout."),
-}
-
-
 @dataclass
 class _Plan:
     """One reply laid out for rendering; shared by the JSON and SSE renderers so
@@ -365,52 +317,18 @@ class OpenAIChatCodec(Codec):
 
     # -- errors and headers --------------------------------------------------
 
-    def _error_object(self, fault: Fault, status: int | None, model: str) -> dict[str, Any]:
-        default = _HTTP_DEFAULTS.get(status or 500) or (
-            ("server_error", None, _SERVER_ERROR)
-            if (status or 500) >= 500
-            else ("invalid_request_error", None, "The request could not be completed.")
-        )
-        kind, code, message = default
-        if fault.error_type in _ERROR_TYPES:
-            kind = fault.error_type
-            code = "insufficient_quota" if kind == "insufficient_quota" else code
-        elif fault.error_type:
-            code = fault.error_type
-        text = fault.message if fault.message is not None else message.format(model=model)
-        return {"message": text, "type": kind, "param": None, "code": code}
-
     def error_response(self, fault: Fault, ctx: RenderContext) -> ErrorResponse:
-        """OpenAI's error JSON with ``x-request-id``, ``x-should-retry`` (the retry
-        decision the SDK would make from the status anyway) and ``retry-after``."""
-        if fault.kind != "http" or fault.status is None:
-            raise ValueError(f"error_response needs a Fault.http(...), got {fault.describe()}")
-        status = fault.status
-        model = ctx.model_for(Reply())
-        retry = status in (408, 409, 429) or status >= 500
-        headers = {
-            "content-type": "application/json; charset=utf-8",
-            "x-request-id": ctx.ids.hex("req_", 32),
-            "openai-version": "2020-10-01",
-            "x-should-retry": "true" if retry else "false",
-        }
-        if fault.retry_after is not None:
-            seconds = fault.retry_after
-            headers["retry-after"] = str(math.ceil(seconds))
-            if seconds != math.ceil(seconds):
-                headers["retry-after-ms"] = str(round(seconds * 1000))
-        return ErrorResponse(
-            status=status, headers=headers, body={"error": self._error_object(fault, status, model)}
-        )
+        """OpenAI's error JSON (see :mod:`._openai_errors`)."""
+        return error_response(fault, ctx, ctx.model_for(Reply()))
 
     def error_event(self, fault: Fault, ctx: RenderContext) -> SSEEvent:
         """The mid-stream error OpenAI sends: ``data: {"error": {...}}`` with no event
         name; the SDK raises ``openai.APIError`` with that object as ``body``."""
-        return SSEEvent(data=json_data({"error": self._error_object(fault, None, ctx.model)}))
+        return SSEEvent(data=json_data({"error": error_object(fault, 500, ctx.model)}))
 
     def response_headers(self, ctx: RenderContext, *, streaming: bool) -> dict[str, str]:
         """Content type plus OpenAI's ``x-request-id`` and ``openai-version``."""
         headers = super().response_headers(ctx, streaming=streaming)
-        headers["x-request-id"] = ctx.ids.hex("req_", 32)
-        headers["openai-version"] = "2020-10-01"
+        headers["x-request-id"] = request_id(ctx)
+        headers["openai-version"] = OPENAI_VERSION
         return headers

@@ -43,6 +43,7 @@ from pytest_agentreplay.model import (
 )
 from pytest_agentreplay.sse import SSEEvent
 
+from ._openai_errors import OPENAI_VERSION, error_response, request_id
 from ._openai_responses_fold import fold_events
 from ._openai_responses_render import (
     iter_response_events,
@@ -54,57 +55,10 @@ from .base import Codec, ErrorResponse, Folded, RenderContext, json_data
 
 __all__ = ["OpenAIResponsesCodec"]
 
-_OPENAI_VERSION = "2020-10-01"
 # Sub-resources of /responses that are not model calls (they end the path).
 _NOT_MODEL_CALLS = frozenset({"input_tokens", "compact", "cancel", "input_items"})
 
-# status -> (error type, error code, default message). ``{model}`` is filled in.
-_HTTP_ERRORS: dict[int, tuple[str, str | None, str]] = {
-    400: (
-        "invalid_request_error",
-        None,
-        "Invalid request: the request body could not be processed.",
-    ),
-    401: (
-        "invalid_request_error",
-        "invalid_api_key",
-        "Incorrect API key provided. You can find your API key at "
-        "https://platform.openai.com/account/api-keys.",
-    ),
-    403: (
-        "request_forbidden",
-        "unsupported_country_region_territory",
-        "Country, region, or territory not supported",
-    ),
-    404: (
-        "invalid_request_error",
-        "model_not_found",
-        "The model `{model}` does not exist or you do not have access to it.",
-    ),
-    409: (
-        "invalid_request_error",
-        None,
-        "The request conflicts with another request in progress. Please try again.",
-    ),
-    413: ("invalid_request_error", None, "Request too large. Reduce the size of the input."),
-    422: ("invalid_request_error", None, "The request could not be processed."),
-    429: (
-        "requests",
-        "rate_limit_exceeded",
-        "Rate limit reached for {model} on requests per min (RPM): Limit 500, Used 500, "
-        "Requested 1. Please try again in 1s. Visit "
-        "https://platform.openai.com/account/rate-limits to learn more.",
-    ),
-    500: (
-        "server_error",
-        None,
-        "The server had an error while processing your request. Sorry about that!",
-    ),
-    502: ("server_error", None, "Bad gateway."),
-    503: ("server_error", None, "The server is overloaded or not ready yet."),
-    504: ("server_error", None, "Gateway timeout."),
-}
-# Error types whose usual ``code`` is not the type itself.
+# Error types whose usual ``code`` is not the type itself (for in-stream errors).
 _CODE_FOR_TYPE: dict[str, str | None] = {
     "requests": "rate_limit_exceeded",
     "tokens": "rate_limit_exceeded",
@@ -240,33 +194,9 @@ class OpenAIResponsesCodec(Codec):
     # -- errors --------------------------------------------------------------------
 
     def error_response(self, fault: Fault, ctx: RenderContext) -> ErrorResponse:
-        """``{"error": {"message", "type", "param", "code"}}`` with the status's
-        usual type, code and message, an ``x-request-id`` and ``retry-after``.
-
-        OpenAI sends no ``x-should-retry``: the SDK then retries by status
-        (408, 409, 429, 5xx), honouring ``retry-after``.
-        """
-        status = fault.status or 500
-        default_type, default_code, default_message = _http_default(status)
-        error_type = fault.error_type or default_type
-        code = (
-            default_code
-            if error_type == default_type
-            else _CODE_FOR_TYPE.get(error_type, error_type)
-        )
+        """OpenAI's error JSON (see :mod:`._openai_errors`)."""
         model = ctx.request.model if ctx.request is not None and ctx.request.model else ctx.model
-        message = (
-            fault.message if fault.message is not None else default_message.format(model=model)
-        )
-        headers = {
-            "content-type": "application/json",
-            "x-request-id": _request_id(ctx),
-            "openai-version": _OPENAI_VERSION,
-        }
-        if fault.retry_after is not None:
-            headers["retry-after"] = _seconds(fault.retry_after)
-        body = {"error": {"message": message, "type": error_type, "param": None, "code": code}}
-        return ErrorResponse(status=status, headers=headers, body=body)
+        return error_response(fault, ctx, model)
 
     def error_event(self, fault: Fault, ctx: RenderContext) -> SSEEvent:
         """The ``event: error`` record the live API sends mid-stream.
@@ -294,29 +224,12 @@ class OpenAIResponsesCodec(Codec):
     def response_headers(self, ctx: RenderContext, *, streaming: bool) -> dict[str, str]:
         """Content type plus OpenAI's ``x-request-id`` and ``openai-version``."""
         headers = super().response_headers(ctx, streaming=streaming)
-        headers["x-request-id"] = _request_id(ctx)
-        headers["openai-version"] = _OPENAI_VERSION
+        headers["x-request-id"] = request_id(ctx)
+        headers["openai-version"] = OPENAI_VERSION
         return headers
 
 
 # -- rendering helpers -----------------------------------------------------------------
-
-
-def _request_id(ctx: RenderContext) -> str:
-    return ctx.ids.hex("req_", 32)
-
-
-def _seconds(value: float) -> str:
-    """``2.0`` → ``"2"``; ``0.25`` → ``"0.25"``."""
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
-
-
-def _http_default(status: int) -> tuple[str, str | None, str]:
-    if status in _HTTP_ERRORS:
-        return _HTTP_ERRORS[status]
-    if status >= 500:
-        return "server_error", None, "The server had an error processing your request."
-    return "invalid_request_error", None, f"The request failed with status {status}."
 
 
 # -- parsing helpers -------------------------------------------------------------------
