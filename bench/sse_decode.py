@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import json
 import math
 import platform
@@ -77,7 +78,7 @@ def _series(
                 "ms_per_mb": seconds * 1e3 / (nbytes / 1e6),
             }
         )
-    for prev, row in zip(rows, rows[1:], strict=False):
+    for prev, row in itertools.pairwise(rows):
         row["growth_exponent"] = math.log(row["seconds"] / prev["seconds"]) / math.log(
             row["bytes"] / prev["bytes"]
         )
