@@ -64,6 +64,13 @@ def add_options(parser: pytest.Parser) -> None:
         default=False,
     )
     parser.addini(
+        "agentreplay_vcr",
+        "When vcrpy records and replays requests / urllib3 / aiohttp in cassette tests: "
+        "auto (when recording, or when one of them is imported before the test starts), "
+        "always, never.",
+        default="auto",
+    )
+    parser.addini(
         "agentreplay_block_network",
         "Block egress in every test, not only in tests that use agentreplay.",
         type="bool",

@@ -42,6 +42,7 @@ _ORDER: pytest.StashKey[dict[str, int]] = pytest.StashKey()
 _RUN_STARTED: pytest.StashKey[float] = pytest.StashKey()
 _RUN_STARTED_KEY = "agentreplay_run_started"
 _USES: pytest.StashKey[list[CassetteUse]] = pytest.StashKey()
+_VCR: pytest.StashKey[str] = pytest.StashKey()
 _REPORT_ATTR = "agentreplay_uses"  # on a worker's teardown report, read by the controller
 
 
@@ -63,6 +64,7 @@ def pytest_configure(config: pytest.Config) -> None:
     settings = AgentReplaySettings()
     config.hook.pytest_agentreplay_configure(config=config, settings=settings)
     config.stash[_SETTINGS] = settings
+    config.stash[_VCR] = _vcr_setting(config)
     config.stash[_REPORT] = Report()
     workerinput = getattr(config, "workerinput", {})
     config.stash[_RUN_STARTED] = float(workerinput.get(_RUN_STARTED_KEY, time.time()))
@@ -137,7 +139,7 @@ def agentreplay(
     _agentreplay_router.recorder = session.recorder()
     _agentreplay_router.block = not session.recording
     try:
-        with _non_httpx_clients(session):
+        with _non_httpx_clients(request.config, session, _agentreplay_router):
             yield AgentReplay(session, _agentreplay_router)
     finally:
         _agentreplay_router.remove(session)
@@ -145,12 +147,30 @@ def agentreplay(
         _close_cassette(request.node, session, _agentreplay_router)
 
 
-def _non_httpx_clients(session: CassetteSession) -> AbstractContextManager[None]:
+def _non_httpx_clients(
+    config: pytest.Config, session: CassetteSession, router: Router
+) -> AbstractContextManager[None]:
     """vcrpy records and replays requests / urllib3 / aiohttp into the same cassette,
-    when it is installed."""
+    when it is installed and wanted (``agentreplay_vcr``: patching their modules costs
+    about 2 ms a test, so by default it is done only where it can matter)."""
     from . import vcr_bridge
 
-    return vcr_bridge.vcr_cassette(session) if vcr_bridge.available() else nullcontext()
+    wanted = config.stash[_VCR]
+    if wanted == "never" or not vcr_bridge.available():
+        return nullcontext()
+    if wanted == "auto" and not session.recording and not vcr_bridge.clients_imported():
+        router.hint += f" {vcr_bridge.SKIPPED_HINT}"
+        return nullcontext()
+    return vcr_bridge.vcr_cassette(session)
+
+
+def _vcr_setting(config: pytest.Config) -> str:
+    wanted = str(config.getini("agentreplay_vcr")).strip().lower()
+    if wanted not in ("auto", "always", "never"):
+        raise pytest.UsageError(
+            f"agentreplay_vcr = {wanted!r} in the ini file: use auto, always or never."
+        )
+    return wanted
 
 
 def _scrubber(config: pytest.Config) -> Scrubber:

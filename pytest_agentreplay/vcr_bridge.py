@@ -17,6 +17,7 @@ import contextlib
 import functools
 import http
 import importlib.util
+import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -39,9 +40,27 @@ _MODES = {
 }
 
 
+@functools.cache
 def available() -> bool:
-    """Whether vcrpy is installed."""
+    """Whether vcrpy is installed (asked once: a search of ``sys.path`` each test is
+    measurable)."""
     return importlib.util.find_spec("vcr") is not None
+
+
+CLIENT_MODULES = ("requests", "urllib3", "aiohttp", "httplib2", "tornado", "botocore", "boto3")
+"""The client libraries vcrpy patches for us (besides ``http.client``)."""
+
+SKIPPED_HINT = (
+    "(vcrpy was not switched on for this test: none of requests, urllib3, aiohttp... "
+    "was imported when it started. If the call comes from one of them, imported inside "
+    "the test, set agentreplay_vcr = always in the ini file.)"
+)
+
+
+def clients_imported() -> bool:
+    """Whether a client library vcrpy serves is imported: replay needs vcrpy's
+    patches only then (``agentreplay_vcr = auto``)."""
+    return any(name in sys.modules for name in CLIENT_MODULES)
 
 
 def _body_bytes(response: RecordedResponse) -> bytes:

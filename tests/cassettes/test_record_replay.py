@@ -255,3 +255,81 @@ def test_requests_is_recorded_through_vcrpy_into_the_same_cassette(
     assert len(urls) == 2
     replayed = _run(pytester, "http://127.0.0.1:9", tmp_path / "o")
     replayed.assert_outcomes(passed=1)
+
+
+def _pretend_clients_imported(pytester: pytest.Pytester, imported: bool) -> None:
+    """A conftest that makes ``vcr_bridge.clients_imported()`` answer ``imported`` for
+    the run (in process, requests is always imported: this test module imports it)."""
+    pytester.makeconftest(
+        "from pytest_agentreplay import vcr_bridge\n\n"
+        "_real = vcr_bridge.clients_imported\n\n"
+        "def pytest_configure(config):\n"
+        f"    vcr_bridge.clients_imported = lambda: {imported}\n\n"
+        "def pytest_unconfigure(config):\n"
+        "    vcr_bridge.clients_imported = _real\n"
+    )
+
+
+def _record_mixed(pytester: pytest.Pytester, server: ProviderServer, out: Path) -> None:
+    pytester.makepyfile(test_user=MIXED_TEST)
+    server.add(Reply.text("from httpx2"))
+    server.add(Reply.text("from requests"))
+    recorded = _run(pytester, server.url, out, "--agentreplay-record-mode=once")
+    recorded.assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize(
+    ("setting", "imported", "passes"),
+    [
+        ("always", False, True),
+        ("auto", True, True),
+        ("auto", False, False),
+        ("never", True, False),
+    ],
+)
+def test_agentreplay_vcr_decides_when_vcrpy_replays_other_clients(
+    pytester: pytest.Pytester,
+    server: ProviderServer,
+    tmp_path: Path,
+    setting: str,
+    imported: bool,
+    passes: bool,
+) -> None:
+    """``auto`` switches vcrpy on only where a client it serves is already imported
+    (patching costs every test ~2 ms); where it is off, the requests call is blocked by
+    the socket guard, and under ``auto`` the error says how to switch vcrpy on."""
+    _record_mixed(pytester, server, tmp_path / "o")
+    _pretend_clients_imported(pytester, imported)
+    replayed = _run(
+        pytester,
+        "http://127.0.0.1:9",
+        tmp_path / "o",
+        "-o",
+        f"agentreplay_vcr={setting}",
+        "-o",
+        "agentreplay_block_loopback=true",
+    )
+    if passes:
+        replayed.assert_outcomes(passed=1)
+        return
+    replayed.assert_outcomes(failed=1)
+    replayed.stdout.fnmatch_lines(["*blocked a live network call*127.0.0.1*"])
+    hinted = "agentreplay_vcr = always" in replayed.stdout.str()
+    assert hinted == (setting == "auto")
+
+
+def test_agentreplay_vcr_switches_vcrpy_on_when_recording(
+    pytester: pytest.Pytester, server: ProviderServer, tmp_path: Path
+) -> None:
+    """Recording does not guess: a client imported during the test is still recorded."""
+    _pretend_clients_imported(pytester, False)
+    _record_mixed(pytester, server, tmp_path / "o")
+    text = (pytester.path / "cassettes" / "test_user" / "test_mixed.yaml").read_text()
+    assert len(yaml.safe_load(text)["interactions"]) == 2
+
+
+def test_a_bad_agentreplay_vcr_value_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_user="def test_nothing():\n    pass\n")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-o", "agentreplay_vcr=maybe")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*agentreplay_vcr = 'maybe'*use auto, always or never*"])
