@@ -144,6 +144,22 @@ def test_interrupt_after_a_set_number_of_events_several_times(
     ]
 
 
+def test_a_reply_only_ever_cut_counts_as_requested_but_later_ones_do_not() -> None:
+    """Retry exhaustion: every try of the first reply is cut, so it is never consumed,
+    yet it was requested and partly shown; the reply after it really was not."""
+    fake = FakeModel(Reply.text("a b c d"), Reply.text("never asked for")).interrupt(times=3)
+    with fake:
+        for _ in range(3):
+            with pytest.raises(httpx2.RemoteProtocolError):
+                sdk.call("anthropic", stream=True)
+        [problem] = fake.problems
+        fake.check_unused = False  # read above; the block's end would raise it
+    assert [c.outcome for c in fake.log] == ["cut", "cut", "cut"]
+    assert len(fake.remaining) == 2
+    assert "1 scripted reply never requested" in problem
+    assert "never asked for" in problem and "a b c d" not in problem
+
+
 def test_calls_from_worker_threads_are_served(scripted_model: FakeModel) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
