@@ -77,7 +77,7 @@ def _own_problem(log: RunLog, step: Step) -> tuple[str, list[Any]] | None:
             f"(at the same step index)",
             [start, *ends],
         )
-    if not step.ended:
+    if not step.ended and not _died_running(log, step):
         return (
             "it never ended: a started step needs exactly one terminal event",
             [start, {"event": "step_completed", **id_, "outcome": OUTCOMES}],
@@ -89,6 +89,8 @@ def _own_problem(log: RunLog, step: Step) -> tuple[str, list[Any]] | None:
             f"it ended {len(step.ended)} times ({outcomes}); a started step must end exactly once",
             [start, dump(step.ended[0])],
         )
+    if not step.ended:
+        return None
     end = step.ended[0]
     if isinstance(log.entries[step.positions[0]], StepCompleted):
         return "it ended before it started", [start, dump(end)]
@@ -110,6 +112,12 @@ def _own_problem(log: RunLog, step: Step) -> tuple[str, list[Any]] | None:
             [start, {**dump(end), "at": f">= {started_at}"}],
         )
     return None
+
+
+def _died_running(log: RunLog, step: Step) -> bool:
+    """Whether ``step`` was still running when the process died: a ``resumed()``
+    entry follows its start (a dead process logs no terminal event)."""
+    return any(isinstance(e, Resumed) for e in log.entries[step.positions[0] + 1 :])
 
 
 def _sequence_problem(previous: Step, step: Step) -> tuple[str, list[Any]] | None:

@@ -90,10 +90,13 @@ def _variants(chunkings: Sequence[ChunkingSpec]) -> list[tuple[str, bool, Chunki
 
 
 def _interactions(cassette: Any) -> list[Interaction]:
+    """The interactions of a cassette path, of the ``agentreplay`` handle (those it
+    loaded, then those the test recorded so far: a parity check also runs in the
+    test that records the stream it compares), or the interactions given."""
     if isinstance(cassette, (str, os.PathLike)):
         return list(cassette_io.load(cassette).interactions)
     if hasattr(cassette, "interactions"):
-        return list(cassette.interactions)
+        return [*cassette.interactions, *getattr(cassette, "recorded", ())]
     return list(cassette)
 
 

@@ -176,7 +176,8 @@ def delivered_text(call: ModelCall) -> str:
     reply = call.reply
     if reply is None or (call.status or 200) >= 400:
         return ""
-    if call.outcome == "completed":
+    truncated = reply.fault is not None and reply.fault.kind == "truncate"
+    if call.outcome == "completed" and not (truncated and call.streaming):
         return reply.text_content
     if not call.streaming or call.events_sent == 0:
         return ""

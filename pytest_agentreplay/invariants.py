@@ -116,7 +116,8 @@ def assert_single_terminal_step(log: RunLog) -> None:
     earlier than it started; a step that ended ``retrying`` is followed (if by
     anything in its turn) by a fresh step id at the same step index, and any other
     next step in the turn has a higher index. An interrupt therefore yields exactly
-    one terminal step for the step that was running.
+    one terminal step for the step that was running. A step still running when the
+    process died (a ``resumed()`` entry follows its start) has no terminal event.
     """
     check_single_terminal_step(log.frozen())
 

@@ -42,7 +42,7 @@ StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "ref
 """Why a reply ended, in neutral terms; each codec maps it to its provider's words
 (``end_turn`` → ``stop`` / ``completed``, ``tool_use`` → ``tool_calls``, ...)."""
 
-FaultKind = Literal["http", "cut", "error_event", "stall", "timeout", "empty"]
+FaultKind = Literal["http", "cut", "error_event", "stall", "timeout", "empty", "truncate"]
 Outcome = Literal["completed", "cut", "error_event", "http_error", "timeout", "cancelled"]
 
 
@@ -121,7 +121,7 @@ class Fault(_Model):
 
     ``after_events`` counts SSE events delivered before the fault strikes (for
     streams); non-streaming calls fail before the body for every kind except
-    ``empty``.
+    ``empty`` and ``truncate``.
     """
 
     kind: FaultKind
@@ -190,6 +190,15 @@ class Fault(_Model):
     def timeout(cls, after_events: int | None = None) -> Fault:
         """A read timeout: before the response (``None``) or after ``after_events``."""
         return cls(kind="timeout", after_events=after_events)
+
+    @classmethod
+    def truncate(cls, after_events: int = 0) -> Fault:
+        """The stream ends cleanly after ``after_events`` events, without the
+        provider's closing events (no stop reason, no ``[DONE]``): what a proxy or
+        gateway that closes a stream early delivers. No error is raised; an agent
+        must notice that the answer never finished. A non-streaming call gets its
+        whole JSON body (a truncated JSON body would be a different failure)."""
+        return cls(kind="truncate", after_events=after_events)
 
     @classmethod
     def empty(cls) -> Fault:

@@ -191,6 +191,8 @@ def for_events(
             override = "error_event"
         elif fault.kind == "stall" and plan.stall_gate is not None:
             gates[after] = plan.stall_gate
+        elif fault.kind == "truncate":  # a clean end, before the provider's last events
+            source, tail = islice(events, after), b""
     return Playback(
         status=status,
         headers=heads,

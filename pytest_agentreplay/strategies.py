@@ -183,6 +183,8 @@ def _faults(
         return Fault.empty()
     if kind == "error_event":
         return Fault.error_event(after_events=after)
+    if kind == "truncate":
+        return Fault.truncate(after)
     return Fault.stall(after) if kind == "stall" else Fault.cut(after)
 
 
@@ -195,8 +197,8 @@ def faults(
 ) -> SearchStrategy[Fault]:
     """Single faults of the given ``kinds``: ``Fault.http`` with a status from
     ``statuses`` (and a ``retry_after`` from ``retry_after``), ``Fault.cut``,
-    ``Fault.error_event`` and ``Fault.stall`` after 0 to ``max_after_events``
-    events, ``Fault.timeout`` before the response or after some events, and
+    ``Fault.error_event``, ``Fault.stall`` and ``Fault.truncate`` after 0 to
+    ``max_after_events`` events, ``Fault.timeout`` before the response or after some events, and
     ``Fault.empty``. Errors, message and type are the provider's own defaults.
 
     Shrinks toward the first kind in ``kinds`` (order them simplest first), the

@@ -8,6 +8,7 @@ import openai
 import pytest
 
 from pytest_agentreplay import FakeModel, Fault, Reply
+from pytest_agentreplay.runlog import delivered_text
 from tests import sdk
 
 OPENAI = ("openai_chat", "openai_responses")
@@ -202,7 +203,8 @@ def test_stall_holds_until_release(scripted_model: FakeModel) -> None:
 
 @pytest.mark.parametrize("provider", sdk.PROVIDERS)
 def test_error_event_on_a_non_streamed_call_is_the_providers_http_error(
-        provider: str, scripted_model: FakeModel) -> None:
+    provider: str, scripted_model: FakeModel
+) -> None:
     scripted_model.script(Reply.text("hi", fault=Fault.error_event()))
     with pytest.raises(_status_error(provider)) as info:
         sdk.call(provider, stream=False)
@@ -217,3 +219,22 @@ def test_an_http_error_on_a_stream_counts_no_events(scripted_model: FakeModel) -
     with pytest.raises(anthropic.InternalServerError):
         sdk.call("anthropic", stream=True)
     assert (scripted_model.log[0].status, scripted_model.log[0].events_sent) == (503, 0)
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai_chat"])
+def test_truncate_ends_the_stream_cleanly_without_the_providers_closing_events(
+    provider: str, scripted_model: FakeModel
+) -> None:
+    words = "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10"
+    scripted_model.script(
+        Reply.text(words, fault=Fault.truncate(after_events=6)),
+        Reply.text(words, fault=Fault.truncate(after_events=6)),
+    )
+    seen = sdk.call(provider, stream=True)  # no exception: the body ended normally
+    assert seen.deltas and words.startswith(seen.text) and seen.text != words
+    assert seen.stop is None  # the provider never said it was done
+    assert sdk.call(provider, stream=False).text == words  # JSON bodies are served whole
+    streamed, whole = scripted_model.log
+    assert (streamed.outcome, streamed.events_sent) == ("completed", 6)
+    assert delivered_text(streamed) == seen.text
+    assert delivered_text(whole) == words

@@ -108,6 +108,18 @@ def end(
     return ("step_completed", (step, outcome), kw)
 
 
+def test_a_step_running_when_the_process_died_needs_no_end() -> None:
+    """A crash mid-step logs nothing more; resume runs the step again, fresh."""
+    crashed = _log(start("a"), ("resumed", (), {}), start("b"), end("b"))
+    invariants.assert_single_terminal_step(crashed)
+    with pytest.raises(InvariantViolation, match="it never ended"):
+        invariants.assert_single_terminal_step(_log(start("a"), ("resumed", (), {}), start("b")))
+    with pytest.raises(InvariantViolation, match="it ended 2 times"):
+        invariants.assert_single_terminal_step(
+            _log(start("a"), end("a"), end("a"), ("resumed", (), {}))
+        )
+
+
 @pytest.mark.parametrize(
     ("log", "where", "problem"),
     [

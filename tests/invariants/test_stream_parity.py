@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import httpx2
@@ -230,6 +231,18 @@ async def test_a_cassette_stream_and_its_folded_twin_agree(tmp_path: Path) -> No
     assert runs[0].log.messages(role="assistant")[0].text == "Hello from the recording."
     assert runs[-1].log.model_calls[0].streaming is False
     assert runs[-1].log.model_calls[0].reply == runs[0].log.model_calls[0].reply
+
+
+@pytest.mark.anyio
+async def test_a_handle_that_is_recording_offers_what_it_recorded(tmp_path: Path) -> None:
+    """While a test records, the ``agentreplay`` handle has loaded nothing yet: the
+    stream it just recorded is what the parity check replays."""
+    recorded = cassette_io.load(_recorded_stream(tmp_path / "hello.yaml")).interactions
+    recording = SimpleNamespace(interactions=[], recorded=list(recorded))
+
+    runs = await invariants.assert_stream_parity_async(_one_turn(), cassette=recording)
+
+    assert runs[-1].log.messages(role="assistant")[0].text == "Hello from the recording."
 
 
 @pytest.mark.anyio

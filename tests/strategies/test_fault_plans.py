@@ -76,6 +76,7 @@ FAULTS = [
     Fault.timeout(),
     Fault.timeout(after_events=5),
     Fault.empty(),
+    Fault.truncate(after_events=4),
 ]
 REPLIES = [
     Reply.text("Hi"),
@@ -91,6 +92,12 @@ REPLIES = [
 @pytest.mark.parametrize("fault", FAULTS, ids=fault_source)
 def test_fault_source_is_python_that_builds_the_fault(fault: Fault) -> None:
     assert eval(fault_source(fault), {"Fault": Fault}) == fault
+
+
+@given(faults(kinds=["truncate"]))
+def test_faults_draws_truncated_streams_when_asked(fault: Fault) -> None:
+    assert fault.kind == "truncate"
+    assert 0 <= (fault.after_events or 0) <= 12
 
 
 @pytest.mark.parametrize("reply", REPLIES, ids=reply_source)
