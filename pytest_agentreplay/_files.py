@@ -5,9 +5,11 @@ the bytes go to a unique temporary file in the same directory, are flushed and
 fsynced, the file gets the old file's permission bits, and ``os.replace`` swaps
 it in; the directory is fsynced so the rename itself survives a power cut. If
 anything fails (or the process is interrupted) the temporary file is removed
-and the old file is untouched. A process killed outright (``SIGKILL``) can
-leave its temporary file behind — never the final name — and a later write to
-the same cassette sweeps such leftovers once their process is gone.
+and the old file is untouched. A process killed outright (``SIGKILL``,
+``os._exit``) can leave its temporary file behind — never the final name — and
+the next write to the same cassette sweeps it: the writer holds an ``flock`` on
+its temporary file for as long as it writes, so a leftover that nobody holds
+and whose process is gone is known to be dead, however recent.
 
 :func:`locked` serializes read-merge-write cycles between processes (xdist
 workers recording the same cassette) with ``fcntl.flock`` on a sibling
@@ -34,7 +36,7 @@ except ImportError:  # pragma: no cover - Windows
 
 __all__ = ["atomic_write", "locked", "temp_prefix"]
 
-_STALE_AFTER = 600.0  # seconds before a dead process's temp file may be swept
+_STALE_AFTER = 600.0  # without flock: seconds before a dead process's temp file is swept
 _umask_lock = threading.Lock()
 
 
@@ -61,14 +63,37 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _held(path: Path) -> bool:
+    """Whether a live writer holds its ``flock`` on the temp file ``path``."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # also releases the probe's own lock
+    return False
+
+
+def _orphaned(leftover: Path, pid: int) -> bool:
+    """A temp file whose writer is gone: its process is dead and nobody holds the file
+    (the kernel drops a dead process's flock). The pid check covers the instant
+    between a writer creating the file and locking it. Without flock, a dead
+    process's file is swept once it has been left alone for ``_STALE_AFTER``."""
+    if _pid_alive(pid):
+        return False
+    if fcntl is None:  # pragma: no cover - Windows
+        return time.time() - leftover.stat().st_mtime > _STALE_AFTER
+    return not _held(leftover)
+
+
 def _sweep(target: Path) -> None:
     """Remove temp files for ``target`` left by processes that no longer run."""
     prefix = f".{target.name}."
-    now = time.time()
     for leftover in target.parent.glob(f"{glob_escape(prefix)}*.agentreplay-*.tmp"):
         pid_text = leftover.name[len(prefix) :].split(".", 1)[0]
         with contextlib.suppress(OSError, ValueError):
-            if now - leftover.stat().st_mtime > _STALE_AFTER and not _pid_alive(int(pid_text)):
+            if _orphaned(leftover, int(pid_text)):
                 leftover.unlink()
 
 
@@ -102,11 +127,13 @@ def atomic_write(target: str | os.PathLike[str], data: bytes) -> None:
     fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix(path), suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
+            if fcntl is not None:  # "being written" until replaced: see _orphaned
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
             os.fchmod(handle.fileno(), mode)
-        os.replace(tmp_name, path)
+            os.replace(tmp_name, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)

@@ -2,8 +2,10 @@
 
 httpx and httpx2 are stopped at the transport (see :mod:`.intercept`) with a
 message naming the method and URL. Everything else — requests, aiohttp,
-urllib3, raw sockets — is stopped here, at ``socket.connect`` and
-``socket.getaddrinfo``, while a blocking router is active. Loopback and
+urllib3, raw sockets — is stopped here, at ``socket.connect``, ``sendto``
+(UDP needs no connect) and the name lookups (``getaddrinfo``,
+``gethostbyname``, ``gethostbyname_ex``: the last two do not go through the
+first), while a blocking router is active. Loopback and
 unix-domain sockets pass unless the router blocks loopback too; hosts on the
 router's allow-list pass, and the addresses they resolve to are remembered so
 the connection that follows the lookup passes as well.
@@ -23,6 +25,8 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from _pytest.outcomes import Failed  # pytest.fail.Exception, importable as a base
+
 if TYPE_CHECKING:
     from .intercept import Router
 
@@ -35,8 +39,14 @@ DEFAULT_HINT = (
 )
 
 
-class EgressBlocked(BaseException):
-    """A live network call was refused because the test runs in replay mode."""
+class EgressBlocked(Failed):
+    """A live network call was refused because the test runs in replay mode.
+
+    A pytest failure outcome (``pytest.fail.Exception``), hence a ``BaseException``:
+    agent code's ``except Exception`` and SDK retry loops cannot swallow it, while
+    test runners that pass pytest outcomes through — anyio's, for async tests —
+    report it as the test's failure instead of treating it like Ctrl-C.
+    """
 
 
 def is_loopback(host: str) -> bool:
@@ -62,7 +72,10 @@ _current: Callable[[], Router | None] = lambda: None  # noqa: E731
 _installed = False
 _original_connect = socket.socket.connect
 _original_connect_ex = socket.socket.connect_ex
+_original_sendto = socket.socket.sendto
 _original_getaddrinfo = socket.getaddrinfo
+_original_gethostbyname = socket.gethostbyname
+_original_gethostbyname_ex = socket.gethostbyname_ex
 
 
 def refresh(current: Callable[[], Router | None]) -> None:
@@ -102,15 +115,51 @@ def _connect_ex(self: socket.socket, address: Any) -> int:
     return _original_connect_ex(self, address)
 
 
-def _getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+def _sendto(self: socket.socket, data: Any, *args: Any) -> int:
+    host = _address_host(args[-1]) if args else None  # sendto(data[, flags], address)
+    if host is not None:
+        _check(host, args[-1][1], "socket sendto")
+    return _original_sendto(self, data, *args)
+
+
+def _lookup(host: Any) -> Router | None:
+    """Refuse a DNS lookup of ``host`` if the active router blocks it; return the router
+    under which an allowed lookup runs (its answers are remembered)."""
     name = host.decode("idna") if isinstance(host, bytes) else host
     router = _current()
-    if router is not None and isinstance(name, str) and not router.allows(name):
+    if router is None or not isinstance(name, str):
+        return None
+    if not router.allows(name):
         raise router.refuse(f"DNS lookup of {name}", name)
+    return None if is_loopback(name) else router
+
+
+def _remember(addresses: Iterable[str]) -> None:
+    with _state_lock:
+        _resolved.update(addresses)
+
+
+def _getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+    router = _lookup(host)
     result = _original_getaddrinfo(host, port, *args, **kwargs)
-    if router is not None and isinstance(name, str) and not is_loopback(name):
-        with _state_lock:
-            _resolved.update(str(info[4][0]) for info in result)
+    if router is not None:
+        _remember(str(info[4][0]) for info in result)
+    return result
+
+
+def _gethostbyname(host: str) -> str:
+    router = _lookup(host)
+    address = _original_gethostbyname(host)
+    if router is not None:
+        _remember([address])
+    return address
+
+
+def _gethostbyname_ex(host: str) -> tuple[str, list[str], list[str]]:
+    router = _lookup(host)
+    result = _original_gethostbyname_ex(host)
+    if router is not None:
+        _remember(result[2])
     return result
 
 
@@ -122,5 +171,8 @@ def install() -> None:
             return
         socket.socket.connect = _connect  # type: ignore[method-assign,assignment]
         socket.socket.connect_ex = _connect_ex  # type: ignore[method-assign,assignment]
+        socket.socket.sendto = _sendto  # type: ignore[method-assign,assignment]
         socket.getaddrinfo = _getaddrinfo
+        socket.gethostbyname = _gethostbyname
+        socket.gethostbyname_ex = _gethostbyname_ex
         _installed = True

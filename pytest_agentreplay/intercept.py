@@ -56,6 +56,11 @@ class HTTPRequest:
     content: bytes = field(repr=False)
     family: str = ""
 
+    def __repr__(self) -> str:
+        # Tracebacks show it: its query, fragment and userinfo may hold credentials
+        # (``?key=``, SAS ``sig=``, ``user:password@``), so they are left out.
+        return f"HTTPRequest({self.method} {_bare_url(self.url)}, family={self.family!r})"
+
     @property
     def host(self) -> str:
         return urlsplit(self.url).hostname or ""
@@ -126,9 +131,14 @@ class Router:
     allow_loopback: bool = True
     hint: str = ""
     handlers: list[Handler] = field(default_factory=list)
-    blocked: list[str] = field(default_factory=list)
-    live_calls: list[str] = field(default_factory=list)
+    # The ledgers hold URLs as sent, credentials included: kept out of the repr,
+    # which tracebacks print.
+    blocked: list[str] = field(default_factory=list, repr=False)
+    live_calls: list[str] = field(default_factory=list, repr=False)
     recorder: Recorder | None = None
+    mask: Callable[[str], str] = field(default=lambda text: text, repr=False)
+    """Hides secrets in what an :class:`EgressBlocked` message names (the plugin sets
+    the session scrubber's; the transport layer cannot know the rules itself)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, handler: Handler) -> None:
@@ -158,6 +168,7 @@ class Router:
     def refuse(self, what: str, host: str) -> EgressBlocked:
         """Record a blocked attempt and build the error naming it and the test."""
         where = f"test {self.test}" if self.test else "code outside any test"
+        what = self.mask(what)
         message = (
             f"pytest-agentreplay blocked a live network call from {where}: {what}. "
             f"No fake model or cassette serves host {host!r}, and replay allows no "
@@ -173,6 +184,14 @@ class Router:
             raise self.refuse(f"{request.method} {request.url}", request.host)
         with self._lock:
             self.live_calls.append(f"{request.method} {request.url}")
+
+
+def _bare_url(url: str) -> str:
+    """``url`` without userinfo, query and fragment (``?…`` marks a dropped query)."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    more = "?…" if parts.query or parts.fragment else ""
+    return f"{parts.scheme}://{host}{parts.path}{more}"
 
 
 _stack: list[Router] = []

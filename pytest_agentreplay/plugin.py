@@ -10,7 +10,7 @@ tests that use an agentreplay fixture or marker (or with
 from __future__ import annotations
 
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -120,6 +120,7 @@ def _agentreplay_router(
         allow_hosts=settings.allow_hosts,
         allow_loopback=not settings.block_loopback,
         hint=f"Record it with: pytest '{item.nodeid}' --agentreplay-record-mode=new_episodes",
+        mask=_masker(item.config),
     )
     with intercepting(router):
         yield router
@@ -186,6 +187,15 @@ def _scrubber(config: pytest.Config) -> Scrubber:
             custom=tuple(s.scrubbers),
         )
     return scrubber
+
+
+def _masker(config: pytest.Config) -> Callable[[str], str]:
+    """The session scrubber's ``mask``, built on first use (most tests never need it)."""
+
+    def mask(text: str) -> str:
+        return _scrubber(config).mask(text)
+
+    return mask
 
 
 def _open_cassette(item: pytest.Item, router: Router) -> CassetteSession:
@@ -259,13 +269,7 @@ def _shown(call: str, scrubber: Scrubber) -> str:
     """A ``METHOD URL`` ledger entry as the summary may print it (CI logs are public):
     the URL scrubbed as it would be in a cassette (``?key=`` and the like), then any
     secret-looking string masked."""
-    from .cassette_model import RecordedRequest
-
-    method, _, url = call.partition(" ")
-    if not url.startswith(("http://", "https://")):
-        return scrubber.mask(call)  # a socket connect or DNS lookup the egress guard saw
-    url = scrubber.scrub_request(RecordedRequest(method=method, url=url)).url
-    return scrubber.mask(f"{method} {url}")
+    return scrubber.mask(call)
 
 
 def _fake(request: pytest.FixtureRequest, router: Router, name: str) -> FakeModel:
@@ -304,6 +308,18 @@ def failing_model(request: pytest.FixtureRequest, _agentreplay_router: Router) -
     from .model import Fault
 
     return _fake(request, _agentreplay_router, "failing_model").fail_with(Fault.http(500))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Generator[None, Any, Any]:
+    """Mask secrets in the failure report of every test that ran under interception:
+    tracebacks show request reprs, locals and messages that can hold a credential."""
+    report = yield
+    if report.failed and _RESOLVED in item.stash:
+        from ._report_mask import mask_report
+
+        mask_report(report, _masker(item.config))  # never raises
+    return report
 
 
 @pytest.hookimpl(wrapper=True)

@@ -88,8 +88,9 @@ class InteractionSink:
             if self.too_large:
                 return
             self.size += len(data)
-            if self.size > self.max_bytes:
+            if self.size > self.max_bytes:  # not recorded: free what was kept so far
                 self.too_large = True
+                self.events, self.body, self.pending = [], bytearray(), bytearray()
             elif self.streaming:
                 self._stream(self.decoder.decode(data) if self.decoder is not None else data)
             else:

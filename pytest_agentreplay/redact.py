@@ -257,7 +257,15 @@ class Scrubber:
 
     def mask(self, text: str) -> str:
         """``text`` with every secret-looking string replaced by the placeholder — for
-        error messages, diffs and reprs."""
+        error messages, diffs, reprs and failure reports.
+
+        URLs in the text first get the scrubbing a cassette's URLs get (``?key=``,
+        ``sig=``, ``#access_token=``, a userinfo password): a message must not show a
+        credential that the cassette itself would never hold, even one of no known
+        shape. Then everything the backstop would find is replaced.
+        """
+        if "://" in text:
+            text = _URL_IN_TEXT.sub(lambda m: self._rules.url(m.group(0)), text)
         spans = merge_spans(self._hits(text))
         if not spans:
             return text
@@ -291,6 +299,9 @@ def _changed(model: Any, changes: dict[str, Any]) -> dict[str, Any]:
 
 
 _URL_WITH_PARAMS = re.compile(r'://[^"\s]*[?#@]')
+_URL_IN_TEXT = re.compile(r"""[A-Za-z][A-Za-z0-9+.-]*://[^\s'"<>`]*[^\s'"<>`.,;:!?)\]]""")
+"""A URL inside a message or repr: up to whitespace or the quote that closes it, less
+the punctuation that ends the sentence around it."""
 
 
 def _data_filter(body_keys: frozenset[str]) -> Callable[[str], bool]:

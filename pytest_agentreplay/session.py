@@ -263,6 +263,11 @@ class CassetteSession:
     async def respond_async(self, request: HTTPRequest) -> Playback:
         return self.respond(request)
 
+    def refuse(self, request: RecordedRequest) -> CassetteMiss:
+        """The miss report for a request (unscrubbed) that another client bridge —
+        vcrpy, for requests / urllib3 / aiohttp — cannot play back in replay."""
+        return self._miss(self.scrubber.scrub_request(request))
+
     def _miss(self, recorded: RecordedRequest) -> CassetteMiss:
         if not self.existed:
             command = self.rerecord or "pytest --agentreplay-record-mode=once"
@@ -352,8 +357,8 @@ class CassetteSession:
     def finish(self, *, failed: bool) -> WriteResult:
         """Write the cassette if this test recorded something and the mode says so."""
         new = self.new_interactions
-        if self.errors:
-            raise CassetteWriteError(f"{self.path}: " + "\n".join(self.errors))
+        if self.errors:  # they name the request: its URL may hold a credential
+            raise CassetteWriteError(self.scrubber.mask(f"{self.path}: " + "\n".join(self.errors)))
         if not new:
             return WriteResult(self.path, written=False, recorded=0, reason="nothing recorded")
         if failed and self.existed and not self.save_on_failure:

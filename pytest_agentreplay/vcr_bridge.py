@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from .cassette import request_from_wire, response_from_wire
-from .cassette_model import Interaction, RecordedResponse
+from .cassette_model import Interaction, RecordedRequest, RecordedResponse
 from .sse import SSEEncoder
 
 if TYPE_CHECKING:
@@ -104,12 +104,17 @@ def _bytes(value: Any) -> bytes:
     return value.encode("utf-8") if isinstance(value, str) else bytes(value)
 
 
+def _request(request: Any) -> RecordedRequest:
+    """vcrpy's Request in cassette form (before scrubbing)."""
+    return request_from_wire(
+        request.method, request.uri, _pairs(request.headers), _bytes(request.body)
+    )
+
+
 def from_vcr(request: Any, response: dict[str, Any]) -> Interaction:
     """vcrpy's (Request, response dict) as one of our interactions."""
     return Interaction(
-        request=request_from_wire(
-            request.method, request.uri, _pairs(request.headers), _bytes(request.body)
-        ),
+        request=_request(request),
         response=response_from_wire(
             int(response["status"]["code"]),
             _pairs(response.get("headers")),
@@ -176,5 +181,26 @@ def vcr_cassette(session: CassetteSession) -> Iterator[None]:
         decode_compressed_response=True,
     )
     recorder.register_persister(SessionPersister(session))
-    with recorder.use_cassette(str(session.path)):
+    with recorder.use_cassette(str(session.path)) as cassette:
+        _miss_like_httpx(cassette, session)
         yield
+
+
+def _miss_like_httpx(cassette: Any, session: CassetteSession) -> None:
+    """Make a request vcrpy cannot play back in replay fail as an httpx one does.
+
+    vcrpy raises its ``CannotOverwriteExistingCassetteException``, an ``Exception``
+    that agent code's ``except Exception`` (or a retry loop) swallows, and that names
+    neither the test nor the closest recorded request. vcrpy asks
+    ``cassette.filter_request`` exactly there — write-protected, nothing to play — so
+    answering it with the session's :class:`~.session.CassetteMiss` (a
+    ``BaseException`` naming the test, with the usual diagnosis) fails the test at once.
+    """
+    original = cassette.filter_request
+
+    def filter_or_refuse(request: Any) -> Any:
+        if cassette.write_protected:
+            raise session.refuse(_request(request))
+        return original(request)
+
+    cassette.filter_request = filter_or_refuse

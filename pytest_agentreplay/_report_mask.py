@@ -1,0 +1,68 @@
+"""Mask secrets in the failure report of a test, before pytest prints or ships it.
+
+CI logs are often public. A test that fails under interception can show a
+credential in many places the plugin does not write itself: the repr of an
+``httpx`` request in a traceback frame's arguments (``request = <Request('GET',
+'https://...?key=...')>``), a local variable under ``--showlocals``, the
+exception message, captured output. :func:`mask_report` passes every string of
+the report's structured ``longrepr`` (pytest's ``TerminalRepr`` dataclasses) and
+of its captured sections through the scrubber's ``mask``, keeping the structure,
+so the terminal, ``-ra``'s one-line summary, JUnit XML and xdist all see the
+masked text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+__all__ = ["mask_report"]
+
+Mask = Callable[[str], str]
+
+
+WITHHELD = (
+    "pytest-agentreplay could not mask this failure report ({error}); it is withheld "
+    "because it may show a secret. Run the test again with -p no:agentreplay to see it "
+    "unmasked (locally, not in a public CI log)."
+)
+
+
+def mask_report(report: pytest.TestReport, mask: Mask) -> None:
+    """Mask, in place, the traceback, message and captured output of ``report``.
+
+    It never raises: it runs inside ``pytest_runtest_makereport``, where an error
+    is an INTERNALERROR that ends the whole session. If masking fails, the report
+    is replaced by a note saying so — never shown unmasked.
+    """
+    try:
+        report.longrepr = _masked(report.longrepr, mask, set())
+        report.sections = [(title, mask(content)) for title, content in report.sections]
+    except Exception as exc:  # see the docstring
+        report.longrepr = WITHHELD.format(error=type(exc).__name__)
+        report.sections = []
+
+
+def _masked(value: Any, mask: Mask, seen: set[int]) -> Any:
+    """``value`` with every string in it masked; dataclasses (pytest's report parts)
+    are changed in place, each once however often it is shared."""
+    if isinstance(value, str):
+        return mask(value)
+    if type(value) in (list, tuple):
+        return type(value)(_masked(item, mask, seen) for item in value)
+    if _mutable_dataclass(value) and id(value) not in seen:
+        seen.add(id(value))
+        for f in dataclasses.fields(value):
+            setattr(value, f.name, _masked(getattr(value, f.name), mask, seen))
+    return value
+
+
+def _mutable_dataclass(value: Any) -> bool:
+    return (
+        dataclasses.is_dataclass(value)
+        and not isinstance(value, type)
+        and not value.__dataclass_params__.frozen  # type: ignore[attr-defined]
+    )
