@@ -1,0 +1,60 @@
+"""A small reference agent runtime, built to be tested with pytest-agentreplay.
+
+It is real code on the real SDKs — ``anthropic`` and ``openai``, chosen per session —
+and small enough to read in one sitting::
+
+    agent = Agent(SessionConfig(provider="anthropic", model="claude-sonnet-4-6"))
+    result = await agent.run_turn("What is the weather in Leeds?")
+
+* :mod:`.runtime` — the turn loop: model steps, tool calls, retries in fresh steps,
+  interrupts, error turns, resume after a crash;
+* :mod:`.providers` — the two SDK clients behind one shape, streaming or not;
+* :mod:`.events` — what the agent reports while it works;
+* :mod:`.errors` — failures classified for the user (kind, retryable, status,
+  retry-after);
+* :mod:`.store` — sqlite: the saved messages, the turns and the write-ahead log;
+* :mod:`.testing` — feeds a pytest-agentreplay ``RunLog`` from the events and the store.
+"""
+
+from .config import Provider, SessionConfig, Tool
+from .errors import AgentError, ErrorKind
+from .events import (
+    ErrorEvent,
+    Event,
+    FinalMessage,
+    MessageDelta,
+    ModelStepCompleted,
+    ModelStepStarted,
+    ToolBegin,
+    ToolEnd,
+    TurnAborted,
+    TurnComplete,
+    Usage,
+)
+from .runtime import Agent, TurnResult
+from .store import Message, Store, ToolUse, WalRecord
+
+__all__ = [
+    "Agent",
+    "AgentError",
+    "ErrorEvent",
+    "ErrorKind",
+    "Event",
+    "FinalMessage",
+    "Message",
+    "MessageDelta",
+    "ModelStepCompleted",
+    "ModelStepStarted",
+    "Provider",
+    "SessionConfig",
+    "Store",
+    "Tool",
+    "ToolBegin",
+    "ToolEnd",
+    "ToolUse",
+    "TurnAborted",
+    "TurnComplete",
+    "TurnResult",
+    "Usage",
+    "WalRecord",
+]

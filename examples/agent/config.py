@@ -1,0 +1,44 @@
+"""How a session is set up: which provider and model, and the tools the agent may use."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Provider = Literal["anthropic", "openai"]
+DEFAULT_MODELS: dict[Provider, str] = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-4o"}
+
+
+@dataclass(frozen=True)
+class SessionConfig:
+    """One session's settings.
+
+    ``provider`` picks the SDK (``anthropic`` Messages or ``openai`` Chat
+    Completions), ``model`` the model (empty: the provider's entry in
+    :data:`DEFAULT_MODELS`); ``base_url`` points the SDK elsewhere than the provider (a
+    proxy, a local server). ``stream`` chooses the streaming or the JSON path. A dropped stream or a
+    failing server is retried ``retry_limit`` times, each in a fresh model step, after
+    ``backoff`` seconds (doubling each time; a provider's ``retry-after`` wins).
+    """
+
+    provider: Provider = "anthropic"
+    model: str = ""
+    api_key: str = "test-key"
+    base_url: str | None = None
+    stream: bool = True
+    system: str | None = None
+    max_tokens: int = 1024
+    retry_limit: int = 2
+    backoff: float = 0.01
+    max_steps: int = 8
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool the model may call: a JSON schema for its arguments and a function."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    run: Callable[..., Awaitable[str]]

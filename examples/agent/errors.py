@@ -1,0 +1,156 @@
+"""What can go wrong in a turn, classified the way a user interface needs it.
+
+:func:`classify` turns whatever the ``anthropic`` and ``openai`` SDKs (or their HTTP
+library, ``httpx2``) raise into one :class:`AgentError`: a ``kind``, a message that
+is safe to show, whether trying again may help (``retryable``), the HTTP status and
+``retry-after`` when the provider sent them, and whether the runtime retries it by
+itself (``transient``: a dropped stream, an overloaded or failing server).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+import anthropic
+import httpx2
+import openai
+
+ErrorKind = Literal["auth", "model_not_found", "provider", "bad_request", "no_response"]
+
+INTERRUPTED = "The model's response was interrupted. Please try again."
+UNAVAILABLE = "The model provider is unavailable right now. Please try again."
+AUTH = "The model provider rejected the credentials."
+NO_RESPONSE = "The model did not answer."
+
+_MODEL_NOT_FOUND = re.compile(r"model.*(not found|does not exist|unknown)|unknown model", re.I)
+# Error types (Anthropic) and codes (OpenAI) that say the credentials were refused.
+_AUTH = {"authentication_error", "permission_error", "invalid_api_key", "token_invalidated"}
+_CONNECTION_ERRORS = (
+    httpx2.TransportError,
+    anthropic.APIConnectionError,
+    openai.APIConnectionError,
+)
+_SDK_ERRORS = (anthropic.APIError, openai.APIError)
+
+PROVIDER_ERRORS = (*_SDK_ERRORS, httpx2.TransportError)
+"""What a model call raises when the provider (or the connection to it) fails."""
+
+
+class AgentError(Exception):
+    """A failed model step or turn, as the user sees it."""
+
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        retryable: bool,
+        status: int | None = None,
+        retry_after: str | None = None,
+        transient: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.retryable = retryable
+        self.status = status
+        self.retry_after = retry_after
+        self.transient = transient
+
+    def __repr__(self) -> str:
+        return (
+            f"AgentError({self.kind!r}, {self.message!r}, retryable={self.retryable}, "
+            f"status={self.status}, retry_after={self.retry_after!r})"
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        """The error as the write-ahead log stores it (:meth:`from_json` reads it back)."""
+        return {
+            "kind": self.kind,
+            "message": self.message,
+            "retryable": self.retryable,
+            "status": self.status,
+            "retry_after": self.retry_after,
+            "transient": self.transient,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> AgentError:
+        return cls(
+            data["kind"],
+            data["message"],
+            retryable=data["retryable"],
+            status=data["status"],
+            retry_after=data["retry_after"],
+            transient=data["transient"],
+        )
+
+
+def no_response() -> AgentError:
+    """The model ended its reply without answering (empty, cut short, or only history)."""
+    return AgentError("no_response", NO_RESPONSE, retryable=True)
+
+
+def classify(exc: BaseException) -> AgentError:
+    """The :class:`AgentError` for an exception a model call raised (one of
+    :data:`PROVIDER_ERRORS`)."""
+    if isinstance(exc, AgentError):
+        return exc
+    if isinstance(exc, _CONNECTION_ERRORS):
+        # The provider's internals ("peer closed connection without sending complete
+        # message body") are no use to the user: say what happened, generically.
+        return AgentError("provider", INTERRUPTED, retryable=True, transient=True)
+    error_type, message, code = _fields(getattr(exc, "body", None))
+    status = getattr(exc, "status_code", 200)
+    if status != 200:  # an HTTP error response
+        retry_after = exc.response.headers.get("retry-after")  # type: ignore[attr-defined]
+        return _from_status(status, message, code, retry_after)
+    # An error reported inside a stream that began with HTTP 200 (Anthropic's
+    # ``event: error``, an OpenAI ``error`` chunk): its type says what happened.
+    return _from_type(error_type, message, code)
+
+
+def _fields(body: Any) -> tuple[str, str, str]:
+    """(error type, message, code) from either provider's error body."""
+    error = body.get("error", body) if isinstance(body, dict) else {}
+    if not isinstance(error, dict):
+        error = {"message": str(error)}
+    return (
+        str(error.get("type") or ""),
+        str(error.get("message") or ""),
+        str(error.get("code") or ""),
+    )
+
+
+def _from_status(status: int, message: str, code: str, retry_after: str | None) -> AgentError:
+    if status in (401, 403):
+        return AgentError("auth", AUTH, retryable=False, status=status)
+    if status == 404 or code == "model_not_found" or _MODEL_NOT_FOUND.search(message):
+        return AgentError("model_not_found", message, retryable=False, status=status)
+    if status == 429:  # surfaced, not retried here: a quota does not come back in seconds
+        return AgentError(
+            "provider", message, retryable=True, status=status, retry_after=retry_after
+        )
+    if status >= 500:
+        return AgentError(
+            "provider",
+            UNAVAILABLE,
+            retryable=True,
+            status=status,
+            retry_after=retry_after,
+            transient=True,
+        )
+    return AgentError("bad_request", message, retryable=False, status=status)
+
+
+def _from_type(error_type: str, message: str, code: str) -> AgentError:
+    if error_type in _AUTH or code in _AUTH:
+        return AgentError("auth", AUTH, retryable=False)
+    if error_type == "not_found_error" or code == "model_not_found":
+        return AgentError("model_not_found", message, retryable=False)
+    if error_type == "invalid_request_error":
+        return AgentError("bad_request", message, retryable=False)
+    if error_type == "rate_limit_error":
+        return AgentError("provider", message, retryable=True)
+    return AgentError("provider", UNAVAILABLE, retryable=True, transient=True)

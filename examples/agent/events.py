@@ -1,0 +1,137 @@
+"""What the agent tells the outside world while it works: one dataclass per event.
+
+Every model-step event names its session, turn, model step and step index. A retry
+is a *fresh* model step (a new ``step_id``) at the *same* ``step_index``; the next
+step of a turn (after tool calls) has the next index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .errors import AgentError
+
+StepOutcome = Literal["completed", "retrying", "failed", "interrupted"]
+ToolOutcome = Literal["completed", "failed", "interrupted"]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens a model step (or a whole turn) used."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
+        )
+
+
+NO_USAGE = Usage()
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepEvent:
+    """The ids every model-step event carries."""
+
+    session_id: str
+    turn_id: str
+    step_id: str
+    step_index: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelStepStarted(StepEvent):
+    """A model call begins (the write-ahead intent is already durable)."""
+
+    provider: str
+    model: str
+    at: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelStepCompleted(StepEvent):
+    """A model call ended: exactly one of these per :class:`ModelStepStarted`."""
+
+    outcome: StepOutcome
+    at: float
+    usage: Usage | None = None
+    text: str = ""
+    error: AgentError | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MessageDelta(StepEvent):
+    """A piece of streamed text, shown as it arrives."""
+
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class FinalMessage(StepEvent):
+    """The agent's answer for the turn, from the step that produced it."""
+
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolBegin(StepEvent):
+    """The model started a tool call (while streaming: before its arguments arrived)."""
+
+    call_id: str
+    name: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolEnd(StepEvent):
+    """A tool call ended: exactly one of these per :class:`ToolBegin`."""
+
+    call_id: str
+    name: str
+    outcome: ToolOutcome
+    output: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnComplete:
+    """The turn answered the user: the success event."""
+
+    session_id: str
+    turn_id: str
+    text: str
+    usage: Usage
+    provider: str
+    model: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnAborted:
+    """The user interrupted the turn."""
+
+    session_id: str
+    turn_id: str
+    reason: str = "interrupted"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ErrorEvent:
+    """The turn failed; ``error`` says how (and whether trying again may help)."""
+
+    session_id: str
+    turn_id: str
+    error: AgentError
+
+
+Event = (
+    ModelStepStarted
+    | ModelStepCompleted
+    | MessageDelta
+    | FinalMessage
+    | ToolBegin
+    | ToolEnd
+    | TurnComplete
+    | TurnAborted
+    | ErrorEvent
+)

@@ -1,0 +1,260 @@
+"""The two model clients: the real ``anthropic`` and ``openai`` SDKs, behind one shape.
+
+A client turns the saved context into a provider request (:meth:`request`: the
+same context always gives the same request, which is what a retry must send), and
+makes one model call (:meth:`call`), streaming or not. While streaming it reports
+text deltas and tool calls as they begin. Both return a :class:`ModelReply`; its
+``stop_reason`` is ``None`` when a stream ended before the provider said it was done.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import anthropic
+import openai
+
+from .config import DEFAULT_MODELS, SessionConfig, Tool
+from .events import Usage
+from .store import Message, ToolUse
+
+OnText = Callable[[str], None]
+OnTool = Callable[[str, str], None]  # (call id, tool name)
+
+
+@dataclass
+class ModelReply:
+    """What one model call answered."""
+
+    text: str = ""
+    tool_calls: list[ToolUse] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """The reply as the write-ahead log stores it (the same for both paths)."""
+        return {
+            "text": self.text,
+            "tool_calls": [vars(call) for call in self.tool_calls],
+            "usage": vars(self.usage),
+            "stop_reason": self.stop_reason,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ModelReply:
+        return cls(
+            data["text"],
+            [ToolUse(**c) for c in data["tool_calls"]],
+            Usage(**data["usage"]),
+            data["stop_reason"],
+        )
+
+
+class ModelClient(Protocol):
+    provider: str
+    model: str
+
+    def request(self, messages: Sequence[Message], tools: Sequence[Tool]) -> dict[str, Any]: ...
+
+    async def call(
+        self, request: dict[str, Any], *, stream: bool, on_text: OnText, on_tool: OnTool
+    ) -> ModelReply: ...
+
+
+def client_for(config: SessionConfig) -> ModelClient:
+    """The model client ``config`` asks for."""
+    if config.provider == "anthropic":
+        return AnthropicClient(config)
+    return OpenAIClient(config)
+
+
+class AnthropicClient:
+    """Anthropic Messages, through ``anthropic.AsyncAnthropic``."""
+
+    provider = "anthropic"
+
+    def __init__(self, config: SessionConfig) -> None:
+        self.config = config
+        self.model = config.model or DEFAULT_MODELS[config.provider]
+        # The agent retries by itself, in fresh model steps: the SDK must not.
+        self.sdk = anthropic.AsyncAnthropic(
+            api_key=config.api_key, base_url=config.base_url, max_retries=0
+        )
+
+    def request(self, messages: Sequence[Message], tools: Sequence[Tool]) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.config.max_tokens,
+            "messages": _anthropic_messages(messages),
+        }
+        if self.config.system:
+            body["system"] = self.config.system
+        if tools:
+            body["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.parameters}
+                for t in tools
+            ]
+        return body
+
+    async def call(
+        self, request: dict[str, Any], *, stream: bool, on_text: OnText, on_tool: OnTool
+    ) -> ModelReply:
+        if not stream:
+            return _anthropic_reply(await self.sdk.messages.create(**request))
+        async with self.sdk.messages.stream(**request) as events:
+            async for event in events:
+                if event.type == "text":
+                    on_text(event.text)
+                elif event.type == "content_block_start" and event.content_block.type == "tool_use":
+                    on_tool(event.content_block.id, event.content_block.name)
+            return _anthropic_reply(await events.get_final_message())
+
+
+def _anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "tool":
+            result = {"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.text}
+            if out and out[-1]["role"] == "user" and isinstance(out[-1]["content"], list):
+                out[-1]["content"].append(result)  # tool results share one user message
+            else:
+                out.append({"role": "user", "content": [result]})
+        elif m.tool_calls:
+            text = [{"type": "text", "text": m.text}] if m.text else []
+            uses = [
+                {"type": "tool_use", "id": c.id, "name": c.name, "input": c.args}
+                for c in m.tool_calls
+            ]
+            out.append({"role": "assistant", "content": text + uses})
+        else:
+            out.append({"role": m.role, "content": m.text})
+    return out
+
+
+def _anthropic_reply(message: anthropic.types.Message) -> ModelReply:
+    return ModelReply(
+        text="".join(b.text for b in message.content if b.type == "text"),
+        tool_calls=[
+            ToolUse(b.id, b.name, dict(b.input))  # type: ignore[call-overload]
+            for b in message.content
+            if b.type == "tool_use"
+        ],
+        usage=Usage(message.usage.input_tokens, message.usage.output_tokens),
+        stop_reason=message.stop_reason,
+    )
+
+
+class OpenAIClient:
+    """OpenAI Chat Completions, through ``openai.AsyncOpenAI``."""
+
+    provider = "openai"
+
+    def __init__(self, config: SessionConfig) -> None:
+        self.config = config
+        self.model = config.model or DEFAULT_MODELS[config.provider]
+        self.sdk = openai.AsyncOpenAI(
+            api_key=config.api_key, base_url=config.base_url, max_retries=0
+        )
+
+    def request(self, messages: Sequence[Message], tools: Sequence[Tool]) -> dict[str, Any]:
+        system = [{"role": "system", "content": self.config.system}] if self.config.system else []
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_completion_tokens": self.config.max_tokens,
+            "messages": system + [_openai_message(m) for m in messages],
+        }
+        if tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                    },
+                }
+                for t in tools
+            ]
+        return body
+
+    async def call(
+        self, request: dict[str, Any], *, stream: bool, on_text: OnText, on_tool: OnTool
+    ) -> ModelReply:
+        if not stream:
+            return _openai_reply(await self.sdk.chat.completions.create(**request))
+        # ``async with``: a consumer that stops early (an interrupt, a crash) closes the
+        # response at once, instead of leaving the connection to the garbage collector.
+        async with await self.sdk.chat.completions.create(
+            **request, stream=True, stream_options={"include_usage": True}
+        ) as chunks:
+            return await _openai_stream_reply(chunks, on_text, on_tool)
+
+
+async def _openai_stream_reply(
+    chunks: AsyncIterator[openai.types.chat.ChatCompletionChunk], on_text: OnText, on_tool: OnTool
+) -> ModelReply:
+    """The reply a Chat Completions stream adds up to; text and tool calls are reported
+    as they begin. (The SDK raises an error chunk, ``"error": {...}``, as
+    ``openai.APIError``; an empty ``"error"`` field, which some gateways send in every
+    chunk, is no error.)"""
+    reply = ModelReply()
+    calls: dict[int, list[str]] = {}  # tool call index -> [id, name, JSON arguments]
+    async for chunk in chunks:
+        if chunk.usage:
+            reply.usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+        for choice in chunk.choices:
+            reply.stop_reason = choice.finish_reason or reply.stop_reason
+            if choice.delta.content:
+                reply.text += choice.delta.content
+                on_text(choice.delta.content)
+            for piece in choice.delta.tool_calls or ():
+                name = piece.function.name if piece.function else None
+                arguments = piece.function.arguments if piece.function else None
+                if piece.index not in calls:  # the first piece names the call
+                    calls[piece.index] = [piece.id or "", name or "", ""]
+                    on_tool(piece.id or "", name or "")
+                calls[piece.index][2] += arguments or ""
+    reply.tool_calls = [
+        ToolUse(call_id, name, json.loads(arguments or "{}"))
+        for call_id, name, arguments in calls.values()
+    ]
+    return reply
+
+
+def _openai_message(m: Message) -> dict[str, Any]:
+    if m.role == "tool":
+        return {"role": "tool", "tool_call_id": m.tool_call_id, "content": m.text}
+    if m.tool_calls:
+        return {
+            "role": "assistant",
+            "content": m.text or None,
+            "tool_calls": [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": json.dumps(c.args)},
+                }
+                for c in m.tool_calls
+            ],
+        }
+    return {"role": m.role, "content": m.text}
+
+
+def _openai_reply(completion: openai.types.chat.ChatCompletion) -> ModelReply:
+    usage = completion.usage
+    reply = ModelReply(
+        usage=Usage(usage.prompt_tokens, usage.completion_tokens) if usage else Usage()
+    )
+    if completion.choices:
+        choice = completion.choices[0]
+        reply.text = choice.message.content or ""
+        reply.stop_reason = choice.finish_reason
+        reply.tool_calls = [
+            ToolUse(c.id, c.function.name, json.loads(c.function.arguments or "{}"))
+            for c in choice.message.tool_calls or ()
+            if c.type == "function"
+        ]
+    return reply

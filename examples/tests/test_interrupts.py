@@ -1,0 +1,109 @@
+"""Scenarios 4 and 6: the user interrupts a turn.
+
+An interrupt stops the turn at once, whatever it is waiting for: the model's
+response (held by the ``blocking_model`` fake) or the pause before a retry. The
+step that was running ends exactly once, ``interrupted``; a wait ends without a
+step of its own; the turn ends ``aborted`` and the agent answers the next turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from agent import (
+    Agent,
+    ErrorEvent,
+    MessageDelta,
+    ModelStepCompleted,
+    ModelStepStarted,
+    SessionConfig,
+    TurnAborted,
+    TurnComplete,
+)
+from agent.testing import record
+
+from pytest_agentreplay import FakeModel, Fault, Reply, invariants
+from pytest_agentreplay.runlog import RunLog
+
+ANSWER = "It is sunny in Leeds."
+PARTIAL = "It is"
+# Events before the hold, when the stream is held after some text: Anthropic sends
+# message_start, content_block_start and ping first, OpenAI a role chunk.
+AFTER_SOME_TEXT = {"anthropic": 5, "openai": 3}
+
+
+def when(agent: Agent, happened: type, **fields: object) -> asyncio.Event:
+    """An event set as soon as ``agent`` emits a ``happened`` with those fields."""
+    seen = asyncio.Event()
+
+    def listen(event: object) -> None:
+        if isinstance(event, happened) and all(getattr(event, k) == v for k, v in fields.items()):
+            seen.set()
+
+    agent.subscribe(listen)
+    return seen
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_an_interrupt_during_the_retry_backoff_cancels_the_retry_at_once(provider, backend):
+    backend.script(Fault.http(503, retry_after=30))
+    agent = Agent(backend.config(provider))
+    log = record(agent, backend.runlog())
+    backing_off = when(agent, ModelStepCompleted, outcome="retrying")
+
+    turn = asyncio.create_task(agent.run_turn("What is the weather in Leeds?"))
+    await asyncio.wait_for(backing_off.wait(), 5)
+    [retrying] = agent.events_of(ModelStepCompleted)
+    assert retrying.error.retry_after == "30"  # the agent now waits 30 s to retry
+    interrupted_at = time.monotonic()
+    agent.interrupt()
+    result = await asyncio.wait_for(turn, 1)
+
+    assert time.monotonic() - interrupted_at < 1
+    assert result.outcome == "aborted"
+    assert len(log.model_calls) == 1  # the retry never went out
+    assert len(agent.events_of(ModelStepStarted)) == 1
+    assert [e.turn_id for e in agent.events_of(TurnAborted)] == [result.turn_id]
+    assert agent.events_of(ErrorEvent) == agent.events_of(TurnComplete) == []
+    assert agent.store.turn(result.turn_id).status == "aborted"
+    invariants.assert_single_terminal_step(log)
+    backend.assert_offline()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+@pytest.mark.parametrize("held", ["before the first byte", "after some text"])
+async def test_an_interrupt_while_the_model_request_is_blocked_ends_its_step_once_as_interrupted(
+    provider: str, held: str, blocking_model: FakeModel
+):
+    if held == "after some text":  # this call has begun to play its reply
+        blocking_model.block(after_events=AFTER_SOME_TEXT[provider])
+        blocking_model.script(Reply.text(ANSWER))
+    blocking_model.script(Reply.text(ANSWER))  # for the next turn
+    agent = Agent(SessionConfig(provider=provider))  # type: ignore[arg-type]
+    log = record(agent, RunLog.from_fake(blocking_model))
+
+    turn = asyncio.create_task(agent.run_turn("What is the weather in Leeds?"))
+    assert await blocking_model.wait_blocked_async(timeout=5)
+    agent.interrupt()
+    result = await asyncio.wait_for(turn, 1)
+
+    assert result.outcome == "aborted"
+    [started] = agent.events_of(ModelStepStarted)
+    [ended] = agent.events_of(ModelStepCompleted)
+    assert (ended.step_id, ended.outcome) == (started.step_id, "interrupted")
+    [call] = blocking_model.log
+    assert call.outcome == "cancelled"  # the agent hung up on the held request
+    invariants.assert_single_terminal_step(log)
+    shown = "".join(delta.text for delta in agent.events_of(MessageDelta))
+    saved = [m.text for m in agent.store.messages(agent.session_id) if m.role == "assistant"]
+    assert saved == ([shown] if shown else [])  # what the user saw is kept, nothing else
+    if held == "after some text":
+        assert shown == PARTIAL
+
+    blocking_model.release()
+    following = await agent.run_turn("And tomorrow?")
+    assert (following.outcome, following.text) == ("completed", ANSWER)

@@ -1,0 +1,191 @@
+"""Scenarios 2, 3 and 5: retries and backoff.
+
+A dropped stream is retried by the agent itself, in a *fresh* model step at the
+*same* step index, with the same request; the text the dropped try had shown is
+never saved. After ``retry_limit`` retries the step fails with an error safe to
+show. A rate limit is not retried: it fails the step and tells the user when to
+try again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from agent import (
+    Agent,
+    ErrorEvent,
+    FinalMessage,
+    MessageDelta,
+    ModelStepCompleted,
+    ModelStepStarted,
+    SessionConfig,
+    ToolBegin,
+    ToolEnd,
+    TurnComplete,
+)
+from agent.errors import INTERRUPTED
+from agent.testing import record
+from agent.tools import WEB_SEARCH
+from hypothesis import given, settings
+
+from pytest_agentreplay import FakeModel, Fault, Reply, Text, ToolCall, invariants
+from pytest_agentreplay.runlog import RunLog
+from pytest_agentreplay.strategies import fault_plans, faults, replies
+
+ANSWER = "Rain is expected in Leeds tomorrow."
+# Events before the cut: the text delta "Searching.", then the web search's start
+# and the first piece of its arguments (Anthropic sends message_start,
+# content_block_start and ping before the first delta; OpenAI a role chunk).
+CUT_IN_THE_SEARCH = {"anthropic": 7, "openai": 4}
+
+
+def texts_by_step(agent: Agent) -> dict[str, str]:
+    shown: dict[str, str] = {}
+    for delta in agent.events_of(MessageDelta):
+        shown[delta.step_id] = shown.get(delta.step_id, "") + delta.text
+    return shown
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_an_interrupted_stream_is_retried_in_a_fresh_step_at_the_same_index(
+    provider, backend
+):
+    searching = Reply(
+        parts=[Text(text="Searching."), ToolCall(name="web_search", args={"query": "Leeds rain"})],
+        fault=Fault.cut(after_events=CUT_IN_THE_SEARCH[provider]),
+    )
+    backend.script(searching, Reply.text(ANSWER))
+    agent = Agent(backend.config(provider), tools=[WEB_SEARCH])
+    log = record(agent, backend.runlog())
+
+    result = await agent.run_turn("Will it rain in Leeds tomorrow?")
+
+    assert result.text == ANSWER
+    first, retry = agent.events_of(ModelStepStarted)
+    assert first.step_id != retry.step_id
+    assert first.step_index == retry.step_index == 0
+    assert [e.outcome for e in agent.events_of(ModelStepCompleted)] == ["retrying", "completed"]
+    assert texts_by_step(agent) == {first.step_id: "Searching.", retry.step_id: ANSWER}
+    [final] = agent.events_of(FinalMessage)
+    assert final.step_id == retry.step_id
+    # The web search that was streaming when the connection dropped ends once, interrupted.
+    [begin] = agent.events_of(ToolBegin)
+    [end] = agent.events_of(ToolEnd)
+    assert (begin.name, begin.step_id) == ("web_search", first.step_id)
+    assert (end.call_id, end.outcome) == (begin.call_id, "interrupted")
+
+    assert [call.outcome for call in log.model_calls] == ["cut", "completed"]
+    invariants.assert_single_terminal_step(log)
+    invariants.assert_retries_resend_identical_input(log)  # the model saw the same input
+    invariants.assert_no_partial_content_saved(log)
+    saved = [m.text for m in agent.store.messages(agent.session_id) if m.role == "assistant"]
+    assert saved == [ANSWER]
+    backend.assert_offline()
+
+
+@pytest.mark.anyio
+async def test_a_stream_cut_halfway_is_retried_with_the_same_request(interrupting_model, snapshot):
+    """The whole run, step by step, is in the snapshot next to this file
+    (``__snapshots__/test_retries/``): it reads like the timeline of a retry."""
+    interrupting_model.script(Reply.text("Rain is expected in Leeds tomorrow afternoon."))
+    agent = Agent(SessionConfig())
+    log = record(agent, RunLog.from_fake(interrupting_model))
+
+    result = await agent.run_turn("Will it rain in Leeds tomorrow?")
+
+    assert result.text == "Rain is expected in Leeds tomorrow afternoon."
+    cut, retried = interrupting_model.log
+    assert (cut.outcome, retried.outcome) == ("cut", "completed")
+    assert cut.request.raw == retried.request.raw
+    invariants.assert_single_terminal_step(log)
+    invariants.assert_retries_resend_identical_input(log)
+    invariants.assert_no_partial_content_saved(log)
+    assert log == snapshot
+
+
+@pytest.mark.anyio
+async def test_a_stream_interrupted_every_time_fails_after_the_retry_limit_with_a_safe_error(
+    backend,
+):
+    dropped = Reply.text("The forecast for Leeds is", fault=Fault.cut(after_events=5))
+    backend.script(dropped, dropped, dropped)
+    agent = Agent(backend.config(retry_limit=2))
+    log = record(agent, backend.runlog())
+
+    result = await agent.run_turn("What is the forecast for Leeds?")
+
+    assert result.outcome == "failed"
+    tries = agent.events_of(ModelStepStarted)
+    assert len(tries) == 3  # the limit, plus one
+    assert len({t.step_id for t in tries}) == 3
+    assert {t.step_index for t in tries} == {0}
+    outcomes = [e.outcome for e in agent.events_of(ModelStepCompleted)]
+    assert outcomes == ["retrying", "retrying", "failed"]
+    [reported] = agent.events_of(ErrorEvent)
+    error = reported.error
+    assert (error.kind, error.retryable, error.message) == ("provider", True, INTERRUPTED)
+    for internal in ("peer closed", "RemoteProtocolError", "incomplete", "httpx"):
+        assert internal not in error.message
+    assert agent.events_of(TurnComplete) == []
+
+    assert [call.outcome for call in log.model_calls] == ["cut"] * 3
+    invariants.assert_single_terminal_step(log)
+    invariants.assert_retries_resend_identical_input(log, min_retries=2)
+    invariants.assert_terminal_error_turn(log, error_kind="provider")
+    backend.assert_offline()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_a_rate_limit_fails_the_step_with_status_retry_after_and_message(provider, backend):
+    backend.script(Fault.http(429, "quota exceeded", retry_after=5))
+    agent = Agent(backend.config(provider))
+    log = record(agent, backend.runlog())
+
+    result = await agent.run_turn("What is the weather in Leeds?")
+
+    assert result.outcome == "failed"
+    [step] = agent.events_of(ModelStepCompleted)
+    assert step.outcome == "failed"
+    [reported] = agent.events_of(ErrorEvent)
+    error = reported.error
+    assert (error.kind, error.status, error.retryable, error.retry_after) == (
+        "provider",
+        429,
+        True,
+        "5",
+    )
+    assert error.message == "quota exceeded"
+    assert len(log.model_calls) == 1  # not retried: a quota does not come back in seconds
+    invariants.assert_single_terminal_step(log)
+    invariants.assert_terminal_error_turn(log, error_kind="provider")
+    backend.assert_offline()
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    plan=fault_plans(
+        faults=faults(statuses=(500, 529)), replies=replies(tool_calls=False), max_faults=3
+    )
+)
+def test_whatever_fails_first_a_turn_answers_or_fails_cleanly(plan):
+    """Dropped streams, failing servers and empty answers, in any order: the turn either
+    answers with the reply or fails with an error turn, and the invariants hold."""
+
+    async def turn() -> tuple[Agent, RunLog, str]:
+        agent = Agent(SessionConfig(retry_limit=3, backoff=0))
+        log = record(agent, RunLog.from_fake(fake))
+        result = await agent.run_turn("What is the weather in Leeds?")
+        return agent, log.frozen(), result.outcome
+
+    with plan.apply(FakeModel(check_unused=False)) as fake:
+        agent, log, outcome = asyncio.run(turn())
+
+    invariants.assert_single_terminal_step(log)
+    invariants.assert_no_partial_content_saved(log)
+    if outcome == "completed":
+        assert agent.events_of(FinalMessage)[0].text == plan.replies[0].text_content
+    else:
+        invariants.assert_terminal_error_turn(log)

@@ -1,0 +1,146 @@
+"""Scenario 10: silent failures, the ones no exception announces.
+
+A reply that arrives without an error can still fail to answer: it is empty, it
+only says again what the conversation already holds, or its stream ends before
+the provider said it was done. Each is reported as ``no_response`` and saved as an
+error turn (after any text the user saw). Two look-alikes are not failures: the
+same answer to the same question asked again, and an ``"error"`` field that is
+empty.
+"""
+
+from __future__ import annotations
+
+import pytest
+from agent import Agent, ErrorEvent, MessageDelta, TurnComplete
+from agent.errors import NO_RESPONSE
+from agent.testing import record
+
+from pytest_agentreplay import Fault, Reply, invariants
+
+QUESTION = "What is the weather in Leeds?"
+ANSWER = "It is sunny in Leeds."
+# Stream events before the end, in the middle of the answer's text: Anthropic sends
+# message_start, content_block_start and ping first, OpenAI a role chunk.
+HALFWAY = {"anthropic": 6, "openai": 4}
+
+
+def saved(agent: Agent, turn_id: str) -> list[tuple[str, str, str]]:
+    """(role, kind, text) of one turn's saved messages."""
+    messages = agent.store.messages(agent.session_id)
+    return [(m.role, m.kind, m.text) for m in messages if m.turn_id == turn_id]
+
+
+def assert_no_response(agent: Agent, result, log) -> None:
+    """The turn failed as ``no_response``: reported once, saved as an error turn."""
+    assert (result.outcome, result.text) == ("failed", "")
+    assert result.error.kind == "no_response"
+    [reported] = [e for e in agent.events_of(ErrorEvent) if e.turn_id == result.turn_id]
+    assert reported.error.message == NO_RESPONSE
+    assert [e for e in agent.events_of(TurnComplete) if e.turn_id == result.turn_id] == []
+    assert saved(agent, result.turn_id)[-1] == ("assistant", "error", NO_RESPONSE)
+    invariants.assert_terminal_error_turn(log, turn_id=result.turn_id, error_kind="no_response")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_an_empty_completion_is_no_response_saved_as_an_error_turn(provider, backend):
+    backend.script(Fault.empty())
+    agent = Agent(backend.config(provider))
+    log = record(agent, backend.runlog())
+
+    result = await agent.run_turn(QUESTION)
+
+    assert_no_response(agent, result, log)
+    assert saved(agent, result.turn_id) == [
+        ("user", "message", QUESTION),
+        ("assistant", "error", NO_RESPONSE),
+    ]
+    backend.assert_offline()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+@pytest.mark.parametrize("repeated", ["the previous answer", "the question"])
+async def test_a_completion_that_only_repeats_the_history_is_no_response(
+    provider, repeated, backend
+):
+    second_question = "Will it rain in Manchester?"
+    echo = ANSWER if repeated == "the previous answer" else second_question
+    backend.script(Reply.text(ANSWER), Reply.text(echo))
+    agent = Agent(backend.config(provider))
+    log = record(agent, backend.runlog())
+    first = await agent.run_turn(QUESTION)
+
+    result = await agent.run_turn(second_question)
+
+    assert first.text == ANSWER
+    assert_no_response(agent, result, log)
+    assert [m.text for m in agent.store.messages(agent.session_id) if m.kind == "message"] == [
+        QUESTION,
+        ANSWER,
+        second_question,
+        echo,  # what the user saw is kept, before the error turn
+    ]
+    backend.assert_offline()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_a_stream_that_ends_before_the_answer_is_done_is_no_response(provider, backend):
+    backend.script(Reply.text(ANSWER, fault=Fault.truncate(after_events=HALFWAY[provider])))
+    agent = Agent(backend.config(provider))
+    log = record(agent, backend.runlog())
+
+    result = await agent.run_turn(QUESTION)
+
+    assert_no_response(agent, result, log)
+    shown = "".join(delta.text for delta in agent.events_of(MessageDelta))
+    assert shown and ANSWER.startswith(shown) and shown != ANSWER
+    assert saved(agent, result.turn_id) == [
+        ("user", "message", QUESTION),
+        ("assistant", "message", shown),
+        ("assistant", "error", NO_RESPONSE),
+    ]
+    assert len(log.model_calls) == 1  # ended normally: nothing to retry
+    backend.assert_offline()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_the_same_answer_to_the_same_question_asked_again_is_an_answer(provider, backend):
+    backend.script(Reply.text(ANSWER), Reply.text(ANSWER))
+    agent = Agent(backend.config(provider))
+    log = record(agent, backend.runlog())
+
+    first = await agent.run_turn(QUESTION)
+    again = await agent.run_turn(QUESTION)
+
+    assert (first.outcome, again.outcome) == ("completed", "completed")
+    assert again.text == ANSWER
+    assert [e.turn_id for e in agent.events_of(TurnComplete)] == [first.turn_id, again.turn_id]
+    assert agent.events_of(ErrorEvent) == []
+    assert saved(agent, again.turn_id) == [
+        ("user", "message", QUESTION),
+        ("assistant", "message", ANSWER),
+    ]
+    invariants.assert_single_terminal_step(log)
+    backend.assert_offline()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+@pytest.mark.parametrize("backend", ["cassette"], indirect=True)
+async def test_an_empty_error_field_in_every_stream_event_is_not_an_error(provider, backend):
+    """Some gateways send ``"error": null`` in every event. The cassette was recorded
+    from a server that adds it (a fake model renders the providers' own events only)."""
+    backend.serve_edited(Reply.text(ANSWER), add_fields={"error": None})
+    agent = Agent(backend.config(provider))
+
+    result = await agent.run_turn(QUESTION)
+
+    assert (result.outcome, result.text) == ("completed", ANSWER)
+    assert agent.events_of(ErrorEvent) == []
+    if not backend.recording:
+        events = backend.cassette.interactions[0].response.events
+        assert all('"error":null' in event.data for event in events if event.data != "[DONE]")
+    backend.assert_offline()
