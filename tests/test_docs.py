@@ -1,16 +1,21 @@
 """Every Python example in the documentation runs, as a test.
 
-Each fenced ```python block of ``docs/*.md`` and ``README.md`` is one test,
-identified by ``file:line``:
+Each fenced ```python block of ``docs/**/*.md`` and ``README.md`` runs:
 
 * a block that defines ``test_*`` functions is a pytest module: it is written to a
   temporary directory and run with ``pytester`` (in-process), and every test in it
-  must pass — at least one must run;
+  must pass — at least one must run (one test, identified by ``file:line``);
+* a block fenced with a file name — ```python title="conftest.py"``, or any other
+  language, ```yaml title="cassettes/test_x/test_y.yaml"`` — is that file of a
+  project: the titled blocks of one page are written as their files into one
+  ``pytester`` directory and run together (one test, identified by
+  ``file:project``), so a ``conftest.py`` is always shown with a test that uses
+  it. Every test must pass and at least one must run; a title used twice on a
+  page, or a page whose titled blocks hold no test, is an error;
 * any other block is ``exec``'d in a fresh namespace: it must run, and may assert.
 
-A block may be skipped only where running it is impossible: fence it as
-```python title="..."`` or put ``<!-- no-test -->`` (with the reason) on the line
-before the fence.
+A block may be skipped only where running it is impossible: put
+``<!-- no-test -->`` (with the reason) on the line before the fence.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pathlib import Path
 import anthropic  # noqa: F401
 import httpx  # noqa: F401
 import httpx2  # noqa: F401
+import hypothesis
 import openai  # noqa: F401
 import pytest
 import yaml  # noqa: F401 - its C extension cannot be imported twice in one process
@@ -38,8 +44,9 @@ import pytest_agentreplay.invariants  # noqa: F401 - one copy of the run-log cla
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-FENCE = re.compile(r"^(?P<indent>[ \t]*)```python(?P<info>(?:[ \t][^`]*)?)$")
+SOURCES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>[\w+-]+)(?P<info>(?:[ \t][^`]*)?)$")
+TITLE = re.compile(r"""\btitle=(?P<q>["'])(?P<title>[^"']+)(?P=q)""")
 DEFINES_TEST = re.compile(r"^(?:async\s+)?def\s+test_\w*\s*\(", re.MULTILINE)
 USES_SNAPSHOTS = re.compile(r"^(?:async\s+)?def\s+test_\w*\s*\([^)]*\bsnapshot\b", re.MULTILINE)
 NO_TEST = "<!-- no-test"
@@ -53,10 +60,11 @@ class Example:
     line: int
     code: str
     skip: str | None
+    title: str | None = None
 
     @property
     def id(self) -> str:
-        return f"{self.path.relative_to(ROOT).as_posix()}:{self.line}"
+        return f"{_shown(self.path)}:{self.line}"
 
     @property
     def is_test_module(self) -> bool:
@@ -74,32 +82,87 @@ def _examples(path: Path) -> list[Example]:
     i = 0
     while i < len(lines):
         match = FENCE.match(lines[i])
-        if match is None:
-            i += 1
+        title = match and TITLE.search(match["info"])
+        if match is None or (match["lang"] != "python" and title is None):
+            i += 1  # not a file of a project, nor python to run
             continue
         indent, start = match["indent"], i
-        end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == "```"
-                    and lines[j].startswith(indent)), None)
+        end = next(
+            (
+                j
+                for j in range(i + 1, len(lines))
+                if lines[j].strip() == "```" and lines[j].startswith(indent)
+            ),
+            None,
+        )
         if end is None:
-            raise ValueError(f"{path}:{start + 1}: the python block is never closed")
-        body = [line.removeprefix(indent) for line in lines[start + 1:end]]
+            raise ValueError(f"{path}:{start + 1}: the {match['lang']} block is never closed")
+        body = [line.removeprefix(indent) for line in lines[start + 1 : end]]
         previous = lines[start - 1].strip() if start else ""
-        skip = None
-        if "title=" in match["info"]:
-            skip = f"fenced with a title: {match['info'].strip()}"
-        elif previous.startswith(NO_TEST):
-            skip = previous
-        found.append(Example(path, start + 1, textwrap.dedent("\n".join(body)) + "\n", skip))
+        skip = previous if previous.startswith(NO_TEST) else None
+        code = textwrap.dedent("\n".join(body)) + "\n"
+        found.append(Example(path, start + 1, code, skip, title and title["title"]))
         i = end + 1
     return found
 
 
+def _shown(path: Path) -> str:
+    """``path`` as a test id shows it: relative to the repository when inside it."""
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
+
+
+@dataclass(frozen=True)
+class Project:
+    """The titled blocks of one page: the files of one pytest project, run together."""
+
+    path: Path
+    files: tuple[Example, ...]
+
+    @property
+    def id(self) -> str:
+        return f"{_shown(self.path)}:project"
+
+    @property
+    def uses_snapshots(self) -> bool:
+        return any(f.uses_snapshots for f in self.files)
+
+
+def _projects(examples: list[Example]) -> list[Project]:
+    """Group the titled, runnable blocks by page; refuse a title used twice or no test."""
+    pages: dict[Path, list[Example]] = {}
+    for example in examples:
+        if example.title is not None and example.skip is None:
+            pages.setdefault(example.path, []).append(example)
+    projects = []
+    for path, files in pages.items():
+        seen: dict[str, int] = {}
+        for f in files:
+            if f.title in seen:
+                raise ValueError(
+                    f"{_shown(path)}:{f.line}: title={f.title!r} is already "
+                    f"used on line {seen[f.title]}: one file per title on a page"
+                )
+            seen[str(f.title)] = f.line
+        if not any(f.is_test_module for f in files):
+            raise ValueError(
+                f"{_shown(path)}: its titled blocks ({', '.join(seen)}) define no "
+                "test: add a titled test file that uses them"
+            )
+        projects.append(Project(path, tuple(files)))
+    return projects
+
+
 EXAMPLES = [example for path in SOURCES for example in _examples(path)]
+SINGLE = [example for example in EXAMPLES if example.title is None]
+PROJECTS = _projects(EXAMPLES)
 
 
 def test_the_docs_have_examples() -> None:
     assert len(EXAMPLES) > 20
     assert any(e.path.name == "README.md" and e.is_test_module for e in EXAMPLES)
+    assert any(e.path.parent.name == "how-to" for e in EXAMPLES)  # pages in sub-folders too
+    assert len(PROJECTS) >= 3
+    assert sum(map(len, (p.files for p in PROJECTS))) == sum(e.title is not None for e in EXAMPLES)
 
 
 def test_blocks_are_found_with_their_line_and_skip_reason(tmp_path: Path) -> None:
@@ -113,29 +176,140 @@ def test_blocks_are_found_with_their_line_and_skip_reason(tmp_path: Path) -> Non
     )
     found = _examples(page)
     assert [(e.line, e.code, e.is_test_module) for e in found] == [
-        (3, "x = 1\n", False), (8, "def test_a():\n    pass\n", True), (13, "import gpu\n", False)]
-    assert [e.skip for e in found] == [
-        None, 'fenced with a title: title="conftest.py"', "<!-- no-test: needs a GPU -->"]
+        (3, "x = 1\n", False),
+        (8, "def test_a():\n    pass\n", True),
+        (13, "import gpu\n", False),
+    ]
+    assert [(e.skip, e.title) for e in found] == [
+        (None, None),
+        (None, "conftest.py"),
+        ("<!-- no-test: needs a GPU -->", None),
+    ]
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=[e.id for e in EXAMPLES])
+PAGE = """\
+A fixture in a conftest, and a test that uses it:
+
+```python title="conftest.py"
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def city():
+    return Path("data/city.txt").read_text().strip()
+```
+
+```text title="data/city.txt"
+Leeds
+```
+
+```python title='tests/test_city.py'
+def test_city(city):
+    assert city == "Leeds"
+```
+
+```python
+assert 1 + 1 == 2
+```
+"""
+
+
+def _page(tmp_path: Path, text: str) -> list[Example]:
+    page = tmp_path / "page.md"
+    page.write_text(text, encoding="utf-8")
+    return _examples(page)
+
+
+def test_the_titled_blocks_of_a_page_run_together(
+    tmp_path: Path, pytester: pytest.Pytester
+) -> None:
+    [project] = _projects(_page(tmp_path, PAGE))
+    assert [(f.title, f.line) for f in project.files] == [
+        ("conftest.py", 3),
+        ("data/city.txt", 14),
+        ("tests/test_city.py", 18),
+    ]
+    assert project.id == "page.md:project"
+    _run_project(project, pytester)  # the test finds the conftest's fixture: it passes
+    assert (pytester.path / "tests" / "test_city.py").read_text() == project.files[2].code
+
+
+def test_a_project_whose_test_fails_fails(tmp_path: Path, pytester: pytest.Pytester) -> None:
+    [project] = _projects(_page(tmp_path, PAGE.replace("\nLeeds\n", "\nYork\n")))
+    with pytest.raises(AssertionError, match=r"page\.md:project: \{'failed': 1\}"):
+        _run_project(project, pytester)
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (("tests/test_city.py", "conftest.py"), r"title='conftest.py' is already used on line 3"),
+        (("def test_city", "def check_city"), r"define no test: add a titled test file"),
+    ],
+)
+def test_a_page_with_a_broken_project_is_refused(
+    tmp_path: Path, change: tuple[str, str], problem: str
+) -> None:
+    with pytest.raises(ValueError, match=problem):
+        _projects(_page(tmp_path, PAGE.replace(*change)))
+
+
+@pytest.mark.parametrize("example", SINGLE, ids=[e.id for e in SINGLE])
 def test_example(example: Example, pytester: pytest.Pytester) -> None:
     if example.skip is not None:
         pytest.skip(example.skip)
     if example.is_test_module:
-        _run_as_test_module(example, pytester)
+        _run_tests(example.id, {"test_example.py": example.code}, example.uses_snapshots, pytester)
     else:
         exec(compile(example.code, example.id, "exec"), {"__name__": "__doc_example__"})
 
 
-def _run_as_test_module(example: Example, pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_example=example.code)
-    if example.uses_snapshots:
+@pytest.mark.parametrize("project", PROJECTS, ids=[p.id for p in PROJECTS])
+def test_project(project: Project, pytester: pytest.Pytester) -> None:
+    _run_project(project, pytester)
+
+
+def _run_project(project: Project, pytester: pytest.Pytester) -> None:
+    files = {str(f.title): f.code for f in project.files}
+    _run_tests(project.id, files, project.uses_snapshots, pytester)
+
+
+def _run_tests(
+    name: str, files: dict[str, str], uses_snapshots: bool, pytester: pytest.Pytester
+) -> None:
+    """Write ``files`` into the pytester directory, run pytest there: all must pass."""
+    for title, code in files.items():
+        target = pytester.path / title
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(code, encoding="utf-8")
+    if uses_snapshots:
         # A snapshot test is first run with --snapshot-update, as its author does to
         # write the snapshots; the run below checks the tests against them.
         pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q", "--snapshot-update")
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-W", "error", "-q")
+    profile = hypothesis.settings.get_current_profile_name()
+    try:
+        result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-W", "error", "-q")
+    finally:  # an in-process conftest may load another profile: keep the suite's
+        hypothesis.settings.load_profile(profile)
     outcomes = result.parseoutcomes()
     failed = {k: v for k, v in outcomes.items() if k != "passed" and v}
-    assert not failed, f"{example.id}: {outcomes}\n{result.stdout.str()}"
-    assert outcomes.get("passed", 0) >= 1, f"{example.id}: no test ran\n{result.stdout.str()}"
+    assert not failed, f"{name}: {failed}\n{result.stdout.str()}"
+    assert outcomes.get("passed", 0) >= 1, f"{name}: no test ran\n{result.stdout.str()}"
+
+
+EXAMPLE_FILE = re.compile(r"`(examples/tests/[\w/]+\.py)`")
+
+
+def test_the_scenario_files_the_docs_point_to_exist() -> None:
+    """The how-to pages name the reference agent's scenario files as plain text (a link
+    out of docs/ fails ``mkdocs --strict``): keep the names in step with examples/."""
+    named = {
+        (source.name, match)
+        for source in SOURCES
+        for match in EXAMPLE_FILE.findall(source.read_text(encoding="utf-8"))
+    }
+    assert len(named) >= 6  # every how-to page names one
+    missing = sorted(f"{page}: {name}" for page, name in named if not (ROOT / name).is_file())
+    assert not missing, missing
