@@ -51,6 +51,7 @@ from .cassette_model import (
     RecordedRequest,
     RecordedResponse,
 )
+from .redact import Scrubber as DefaultRules
 
 __all__ = [
     "CassetteFormatError",
@@ -301,14 +302,24 @@ def dumps(cassette: Cassette) -> str:
 
 
 def save(
-    path: str | os.PathLike[str], cassette: Cassette, *, scrubber: Scrubber | None = None
+    path: str | os.PathLike[str],
+    cassette: Cassette,
+    *,
+    scrubber: Scrubber | None = None,
+    scrub: bool = True,
 ) -> None:
     """Scrub, dump, check, verify and atomically write ``cassette`` to ``path``.
 
-    Nothing touches the disk unless every step passed; on any failure the old
-    file (if any) is left byte-identical.
+    Secrets never reach disk by default: without a ``scrubber`` the default rules
+    (``Scrubber()``) scrub the cassette and the backstop checks the text, as on every
+    write path of the plugin. ``scrub=False`` writes it as given — for a test that
+    needs a cassette holding a key-shaped string on purpose. Nothing touches the disk
+    unless every step passed; on any failure the old file (if any) is left
+    byte-identical.
     """
     target = Path(os.fspath(path))
+    if scrub and scrubber is None:
+        scrubber = DefaultRules()
     if scrubber is not None:
         cassette = scrubber.scrub(cassette)
     normal, text = _canonical(cassette, str(target))

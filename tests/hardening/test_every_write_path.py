@@ -1,7 +1,7 @@
 """Item 6: every path that writes a cassette filters it — recording (``once``),
 appending (``new_episodes``), ``all``, ``rewrite``, ``agentreplay convert`` (to either
-format), ``agentreplay redact`` and the xdist merge that puts shared cassettes in
-test order.
+format), ``agentreplay redact``, the xdist merge that puts shared cassettes in
+test order, and the public ``cassette.save`` called without a scrubber.
 
 Each path is given the same request twice. First with secrets the rules know by name
 (an ``x-api-key`` header, a ``?key=`` parameter, an ``api_key`` JSON key): the file is
@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agentreplay import cassette as cassette_io
 from pytest_agentreplay._cassette_merge import fingerprint, order_blocks
 from pytest_agentreplay.cassette import dumps
 from pytest_agentreplay.cassette_model import Cassette, Interaction
@@ -100,7 +101,17 @@ def _by_merge(target: Path, interaction: Interaction, _: pytest.CaptureFixture[s
         return False
 
 
+def _by_save(target: Path, interaction: Interaction, _: pytest.CaptureFixture[str]) -> bool:
+    """The public low-level writer, called as a user would: no scrubber given."""
+    try:
+        cassette_io.save(target, Cassette(interactions=[interaction]))
+    except SecretLeakError:
+        return False
+    return True
+
+
 WRITERS: dict[str, Writer] = {
+    "cassette.save": _by_save,
     "record-once": _by_session("once"),
     "append-new_episodes": _by_session("new_episodes"),
     "all": _by_session("all"),
@@ -149,3 +160,11 @@ def test_every_write_path_scrubs_and_the_backstop_refuses_what_is_left(
     assert sorted(p.name for p in target.parent.iterdir() if p.name != "source.yaml") == (
         [] if old is None else ["c.yaml"]
     ), "no temp or lock file left"
+
+
+def test_save_writes_as_given_only_when_told_to(tmp_path: Path) -> None:
+    """``scrub=False`` is the explicit way to keep a key-shaped string on purpose."""
+    target = tmp_path / "c.yaml"
+    cassette_io.save(target, Cassette(interactions=[_secret_interaction(None)]), scrub=False)
+    written = target.read_bytes()
+    assert all(value.encode() in written for value in NAMED.values())
