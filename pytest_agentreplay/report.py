@@ -70,6 +70,11 @@ class Report:
             left[use.path] = left[use.path] & mine if use.path in left else mine
         return {path: sorted(indexes) for path, indexes in sorted(left.items())}
 
+    def _users(self, path: str) -> str:
+        """The test that replayed ``path``, or how many did."""
+        tests = sorted({u.test for u in self.uses if u.path == path})
+        return tests[0] if len(tests) == 1 else f"{len(tests)} tests"
+
     def to_json(self) -> str:
         return json.dumps([asdict(u) for u in self.uses])
 
@@ -94,11 +99,12 @@ class Report:
             for u in uses
             if u.recorded and not u.written
         )
-        unplayed = [u for u in uses if u.unplayed]
+        unplayed = {path: left for path, left in self.unplayed_by_path().items() if left}
         if unplayed:
-            out.append(f"unplayed interactions: {sum(len(u.unplayed) for u in unplayed)}")
+            out.append(f"unplayed interactions: {sum(map(len, unplayed.values()))}")
             out.extend(
-                f"  {u.path}: #{', #'.join(map(str, u.unplayed))} ({u.test})" for u in unplayed
+                f"  {path}: #{', #'.join(map(str, left))} ({self._users(path)})"
+                for path, left in unplayed.items()
             )
         live = [call for u in uses for call in u.live_calls]
         out.append(f"live calls: {len(live)}")
