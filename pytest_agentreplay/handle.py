@@ -7,6 +7,7 @@ from pathlib import Path
 from .cassette_model import Interaction
 from .intercept import Router
 from .model import Fault
+from .redact import Scrubber
 from .session import CassetteSession, ReplayedCall
 
 __all__ = ["AgentReplay"]
@@ -19,8 +20,9 @@ class AgentReplay:
     the recorded ones loaded from it; ``calls`` the requests this test made so far
     (answered from the cassette, or live and recorded); ``recorded`` the new
     interactions; ``unplayed`` the indexes of recorded interactions not played yet;
-    ``live_calls`` / ``blocked`` are the egress ledger. ``inject`` makes a replayed
-    call fail with a :class:`~.model.Fault` instead of playing as recorded.
+    ``live_calls`` / ``blocked`` are the egress ledger; ``scrubber`` is what this
+    session writes cassettes with. ``inject`` makes a replayed call fail with a
+    :class:`~.model.Fault` instead of playing as recorded.
     """
 
     def __init__(self, session: CassetteSession, router: Router) -> None:
@@ -59,6 +61,13 @@ class AgentReplay:
     @property
     def blocked(self) -> list[str]:
         return list(self._router.blocked)
+
+    @property
+    def scrubber(self) -> Scrubber:
+        """The scrubber every write of this session goes through: the default rules
+        plus what ``pytest_agentreplay_configure`` added. A test can check the
+        project's rules with it (``scrub_interaction``, ``mask``) without recording."""
+        return self._session.scrubber
 
     def inject(self, fault: Fault, *, at_call: int = 0) -> None:
         """Make the ``at_call``-th call answered from the cassette (0-based) fail with
