@@ -2,7 +2,8 @@
 
 Decodes synthetic Anthropic-style streams of growing size (fed as one chunk, one
 chunk per event, and 7-byte chunks), plus a single long ``data:`` line fed one
-byte at a time — the case a naive ``buffer += chunk`` decoder turns quadratic. For
+byte at a time — the case a naive ``buffer += chunk`` decoder turns quadratic —
+and the recorder keeping one long event in 16 KB chunks (it was quadratic). For
 each series it reports the time per MB and the growth exponent d log(t) / d log(n)
 between sizes (1.0 is linear, 2.0 quadratic), min of repeats.
 
@@ -25,6 +26,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
+
+from pytest_agentreplay.intercept import HTTPRequest
+from pytest_agentreplay.recorder import InteractionSink
 from pytest_agentreplay.sse import SSEDecoder
 
 EVENT = (
@@ -62,14 +67,31 @@ def _best(fn: Callable[[], object], repeats: int) -> float:
     return best
 
 
+def _record(chunks: list[bytes]) -> int:
+    """What the recorder does with a live stream: decode it and keep the bytes of the
+    event not finished yet (for a cut stream's ``tail``)."""
+    response = httpx.Response(200, headers={"content-type": "text/event-stream"})
+    request = HTTPRequest(method="POST", url="https://x.test/v1", headers=[], content=b"")
+    done: list[object] = []
+    sink = InteractionSink(request, response, None, time.monotonic(), done.append)  # type: ignore[arg-type]
+    for chunk in chunks:
+        sink.chunk(chunk)
+    sink.end("complete")
+    return len(done)
+
+
 def _series(
-    name: str, sizes: list[int], make: Callable[[int], list[bytes]], repeats: int
+    name: str,
+    sizes: list[int],
+    make: Callable[[int], list[bytes]],
+    repeats: int,
+    run: Callable[[list[bytes]], int] = _decode,
 ) -> dict[str, object]:
     rows = []
     for n in sizes:
         chunks = make(n)
         nbytes = sum(map(len, chunks))
-        seconds = _best(lambda c=chunks: _decode(c), repeats)
+        seconds = _best(lambda c=chunks: run(c), repeats)
         rows.append(
             {
                 "n": n,
@@ -106,6 +128,13 @@ def main() -> None:
             line,
             lambda n: [b"data: "] + [b"x"] * n + [b"\n\n"],
             repeats,
+        ),
+        _series(
+            "recording one long event, 16 KB chunks",
+            [n * 100 for n in line],
+            lambda n: [b"data: " + b"x" * 16_384 for _ in range(n // 16_384)] + [b"\n\n"],
+            repeats,
+            run=_record,
         ),
     ]
     for series in results:

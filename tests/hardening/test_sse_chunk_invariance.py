@@ -8,7 +8,8 @@ Streams are random (``strategies.sse_streams``: events with and without names, i
 multi-line data, comments, noise, mixed line ends, a BOM) plus one hand-made stream
 with each named trap: U+2028 in data, a NUL in an id, a bogus retry, mixed line ends,
 a BOM, and cuts inside CRLF and inside UTF-8. A final event without its blank line is
-reported as truncated, live and on replay, never silently dropped.
+reported as truncated, live and on replay, never silently dropped, and its text is
+kept as it arrived.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from pytest_agentreplay._bodies import split_stream
 from pytest_agentreplay.cassette import response_from_wire
 from pytest_agentreplay.cassette_model import Interaction, RecordedRequest
 from pytest_agentreplay.handle import AgentReplay
@@ -39,6 +41,8 @@ TRAPS = (
     b"retry: 3000\r\ndata: \r\n\n"
 )
 TAIL = b"event: last\ndata: no blank line"
+DATALESS_BLOCK = b"data: a\n\nevent: no data, so no event\n\n"
+"""A blank line that dispatches nothing still ends the block before the tail."""
 TRAP_CUTS = Chunking(sizes=(1, 2, 3), crlf=True, utf8=True)
 STREAMS = sse_streams(max_events=5).map(lambda s: s.body)
 URL = "/v1/messages"
@@ -73,6 +77,7 @@ def test_recording_splits_any_chunking_like_the_reference_and_passes_bytes_throu
 ) -> None:
     @given(body=STREAMS, chunking=chunkings(), tail=st.booleans())
     @example(body=TRAPS, chunking=TRAP_CUTS, tail=True)
+    @example(body=DATALESS_BLOCK, chunking=TRAP_CUTS, tail=True)
     def check(body: bytes, chunking: Chunking, tail: bool) -> None:
         body += TAIL if tail else b""
         server.add_raw(chunking.split(body), headers={"content-type": "text/event-stream"})
@@ -83,6 +88,7 @@ def test_recording_splits_any_chunking_like_the_reference_and_passes_bytes_throu
         assert recorded.events is not None
         assert _tuples(recorded.events) == reference_decode(body)
         assert (recorded.truncated is not None) == tail
+        assert recorded.tail == split_stream(body).get("tail"), "the unfinished event's text"
 
     check()
 
