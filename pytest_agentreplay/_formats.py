@@ -41,6 +41,9 @@ _URL_KEYS = (
     re.compile(r"^ {4}(uri|url):", re.MULTILINE),
     re.compile(r"^[ \t]*(?:- )?(uri|url):", re.MULTILINE),
 )
+_JSON_URL_KEY = re.compile(r'(?<!\\)"(uri|url)"\s*:')
+"""The request's URL key in a JSON document (vcrpy's ``serializer="json"``); a key
+inside a JSON-encoded body string has its quotes escaped and does not match."""
 # Where a bare stream most likely came from, judged by its events.
 _RAW_SSE_URLS = (
     ("message_start", "https://api.anthropic.com/v1/messages"),
@@ -65,7 +68,8 @@ def detect_text(text: str) -> Format:
         return "raw-sse"
     if head.startswith("["):
         return "http-snapshot"
-    for pattern in _URL_KEYS:
+    patterns = (_JSON_URL_KEY,) if head.startswith("{") else _URL_KEYS
+    for pattern in patterns:
         match = pattern.search(text)
         if match is not None:
             return "vcrpy" if match.group(1) == "uri" else "agentreplay"

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 from pytest_agentreplay import cassette
 from tests.cli._helpers import (
@@ -145,6 +147,27 @@ def test_other_formats_are_refused_by_name_and_skipped_in_folders(
     assert "raw-sse format" in result.err
     assert result.out.endswith("3 file(s): 1 clean, 2 skipped\n")
     assert vcr.read_bytes() == before
+
+
+def test_a_vcrpy_json_cassette_is_refused_like_a_yaml_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """vcrpy's ``serializer="json"`` files: rewriting one as our YAML would leave a
+    file pytest-recording can no longer read. A JSON-encoded request body holding
+    a ``"url"`` key must not make it look like ours."""
+    vcr = tmp_path / "vcr.json"
+    data = yaml.safe_load(vcr_text("data: {}\n\n"))
+    request = data["interactions"][0]["request"]
+    request["body"] = json.dumps({"url": "https://elsewhere.example", "model": "m"})
+    request["headers"]["X-Api-Key"] = ["sk-ant-api03-" + "k" * 40]
+    vcr.write_text(json.dumps(data), encoding="utf-8")
+    before = vcr.read_bytes()
+    assert cassette.detect_format(before) == "vcrpy"
+    result = cli(capsys, "redact", vcr)
+    assert result.code == 2
+    assert f"{vcr}: is a vcrpy cassette" in result.err
+    assert vcr.read_bytes() == before
+    assert "vcrpy" in cli(capsys, "inspect", vcr).out
 
 
 def test_broken_files_are_errors_but_the_others_are_done(
