@@ -242,6 +242,23 @@ def test_a_project_whose_test_fails_fails(tmp_path: Path, pytester: pytest.Pytes
         _run_project(project, pytester)
 
 
+FIRST_RUN_ONLY = """
+from pathlib import Path
+
+def test_records_then_finds_its_own_file():
+    made = Path("recorded.txt")
+    assert not made.exists(), "a second run finds what the first one wrote"
+    made.write_text("recorded")
+"""
+
+
+def test_an_example_that_writes_files_must_pass_a_second_run(pytester: pytest.Pytester) -> None:
+    """An example that records cassettes is run again, as its reader will: the tutorial
+    once passed its first run only (the second replayed instead of recording)."""
+    with pytest.raises(AssertionError, match=r"page\.md:9 \(second run\): \{'failed': 1\}"):
+        _run_tests("page.md:9", {"test_x.py": FIRST_RUN_ONLY}, False, pytester)
+
+
 @pytest.mark.parametrize(
     ("change", "problem"),
     [
@@ -279,7 +296,8 @@ def _run_project(project: Project, pytester: pytest.Pytester) -> None:
 def _run_tests(
     name: str, files: dict[str, str], uses_snapshots: bool, pytester: pytest.Pytester
 ) -> None:
-    """Write ``files`` into the pytester directory, run pytest there: all must pass."""
+    """Write ``files`` into the pytester directory, run pytest there: all must pass —
+    twice when the first run wrote files (cassettes, snapshots)."""
     for title, code in files.items():
         target = pytester.path / title
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -288,6 +306,23 @@ def _run_tests(
         # A snapshot test is first run with --snapshot-update, as its author does to
         # write the snapshots; the run below checks the tests against them.
         pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q", "--snapshot-update")
+    before = _files_under(pytester.path)
+    _run_once(name, pytester)
+    if _files_under(pytester.path) - before:
+        # The run wrote files (cassettes recorded, snapshots): a reader runs pytest
+        # again, and the example must pass then too, replaying what it wrote.
+        _run_once(f"{name} (second run)", pytester)
+
+
+def _files_under(root: Path) -> set[Path]:
+    return {
+        p
+        for p in root.rglob("*")
+        if p.is_file() and not {"__pycache__", ".pytest_cache"} & set(p.parts)
+    }
+
+
+def _run_once(name: str, pytester: pytest.Pytester) -> None:
     profile = hypothesis.settings.get_current_profile_name()
     try:
         result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-W", "error", "-q")
