@@ -9,6 +9,7 @@ and small enough to read in one sitting::
 * :mod:`.runtime` — the turn loop: model steps, tool calls, retries in fresh steps,
   interrupts, error turns, resume after a crash;
 * :mod:`.providers` — the two SDK clients behind one shape, streaming or not;
+* :mod:`.answers` — what counts as an answer (the silent failures);
 * :mod:`.events` — what the agent reports while it works;
 * :mod:`.errors` — failures classified for the user (kind, retryable, status,
   retry-after);

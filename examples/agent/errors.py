@@ -4,12 +4,16 @@
 library, ``httpx2``) raise into one :class:`AgentError`: a ``kind``, a message that
 is safe to show, whether trying again may help (``retryable``), the HTTP status and
 ``retry-after`` when the provider sent them, and whether the runtime retries it by
-itself (``transient``: a dropped stream, an overloaded or failing server).
+itself (``transient``: a dropped stream, a timeout, an overloaded or failing server).
+:func:`retry_delay` says how long to wait before such a retry.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
 from typing import Any, Literal
 
 import anthropic
@@ -22,6 +26,10 @@ INTERRUPTED = "The model's response was interrupted. Please try again."
 UNAVAILABLE = "The model provider is unavailable right now. Please try again."
 AUTH = "The model provider rejected the credentials."
 NO_RESPONSE = "The model did not answer."
+
+MAX_RETRY_WAIT = 60.0
+"""The longest wait before a retry, whatever ``retry-after`` asks: a header of a day,
+or ``inf``, must not hang a turn (the user can always try again later)."""
 
 _MODEL_NOT_FOUND = re.compile(r"model.*(not found|does not exist|unknown)|unknown model", re.I)
 # Error types (Anthropic) and codes (OpenAI) that say the credentials were refused.
@@ -111,9 +119,40 @@ def classify(exc: BaseException) -> AgentError:
     return _from_type(error_type, message, code)
 
 
+def retry_delay(retry: int, backoff: float, retry_after: str | None) -> float:
+    """Seconds to wait before retry number ``retry`` (1, 2, ...): ``backoff``, doubled
+    at each retry, or longer when the provider's ``retry-after`` asks for it; never
+    more than :data:`MAX_RETRY_WAIT`."""
+    return min(max(backoff * 2.0 ** (retry - 1), _seconds(retry_after)), MAX_RETRY_WAIT)
+
+
+def _seconds(retry_after: str | None) -> float:
+    """A ``retry-after`` value in seconds: a number, or an HTTP date; 0 when it is
+    absent, unreadable, negative or not finite."""
+    if not retry_after:
+        return 0.0
+    try:
+        seconds = float(retry_after)
+    except ValueError:
+        seconds = _seconds_until(retry_after)
+    return seconds if math.isfinite(seconds) and seconds > 0 else 0.0
+
+
+def _seconds_until(http_date: str) -> float:
+    """Seconds from now to an HTTP date (``Wed, 21 Oct 2026 07:28:00 GMT``), or 0."""
+    try:
+        when = parsedate_to_datetime(http_date)
+    except (TypeError, ValueError):
+        return 0.0
+    if when.tzinfo is None:  # "-0000": UTC with no zone given (RFC 5322)
+        when = when.replace(tzinfo=timezone.utc)
+    return (when - datetime.now(timezone.utc)).total_seconds()
+
+
 def _fields(body: Any) -> tuple[str, str, str]:
-    """(error type, message, code) from either provider's error body."""
-    error = body.get("error", body) if isinstance(body, dict) else {}
+    """(error type, message, code) from either provider's error body (Anthropic's
+    wraps the error in ``{"type": "error", "error": {...}}``; the OpenAI SDK unwraps it)."""
+    error = (body.get("error") or body) if isinstance(body, dict) else {}
     if not isinstance(error, dict):
         error = {"message": str(error)}
     return (
@@ -132,7 +171,7 @@ def _from_status(status: int, message: str, code: str, retry_after: str | None) 
         return AgentError(
             "provider", message, retryable=True, status=status, retry_after=retry_after
         )
-    if status >= 500:
+    if status == 408 or status >= 500:  # a timeout, an overloaded or failing server
         return AgentError(
             "provider",
             UNAVAILABLE,

@@ -53,13 +53,16 @@ class ModelStepStarted(StepEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class ModelStepCompleted(StepEvent):
-    """A model call ended: exactly one of these per :class:`ModelStepStarted`."""
+    """A model call ended: exactly one of these per :class:`ModelStepStarted`.
+    ``retry_in``: when ``retrying`` after a backoff, the seconds until the retry (a
+    user interface can say so)."""
 
     outcome: StepOutcome
     at: float
     usage: Usage | None = None
     text: str = ""
     error: AgentError | None = None
+    retry_in: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -138,9 +138,7 @@ def _anthropic_reply(message: anthropic.types.Message) -> ModelReply:
     return ModelReply(
         text="".join(b.text for b in message.content if b.type == "text"),
         tool_calls=[
-            ToolUse(b.id, b.name, dict(b.input))  # type: ignore[call-overload]
-            for b in message.content
-            if b.type == "tool_use"
+            ToolUse(b.id, b.name, dict(b.input)) for b in message.content if b.type == "tool_use"
         ],
         usage=Usage(message.usage.input_tokens, message.usage.output_tokens),
         stop_reason=message.stop_reason,
@@ -218,10 +216,20 @@ async def _openai_stream_reply(
                     on_tool(piece.id or "", name or "")
                 calls[piece.index][2] += arguments or ""
     reply.tool_calls = [
-        ToolUse(call_id, name, json.loads(arguments or "{}"))
-        for call_id, name, arguments in calls.values()
+        ToolUse(call_id, name, _arguments(arguments)) for call_id, name, arguments in calls.values()
     ]
     return reply
+
+
+def _arguments(text: str | None) -> dict[str, Any]:
+    """A tool call's JSON arguments. A stream that ends inside them leaves them cut
+    short: ``{}`` then (the reply has no stop reason, so the agent rejects it anyway),
+    rather than an exception that would leave the model step without an end."""
+    try:
+        arguments = json.loads(text or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return arguments if isinstance(arguments, dict) else {}
 
 
 def _openai_message(m: Message) -> dict[str, Any]:
@@ -253,7 +261,7 @@ def _openai_reply(completion: openai.types.chat.ChatCompletion) -> ModelReply:
         reply.text = choice.message.content or ""
         reply.stop_reason = choice.finish_reason
         reply.tool_calls = [
-            ToolUse(c.id, c.function.name, json.loads(c.function.arguments or "{}"))
+            ToolUse(c.id, c.function.name, _arguments(c.function.arguments))
             for c in choice.message.tool_calls or ()
             if c.type == "function"
         ]

@@ -12,9 +12,10 @@ One turn is a sequence of model steps (index 0, 1, ...). A step is one model cal
      *fresh* step (new id) at the *same* index; its partial text is dropped;
    * ``failed`` — the turn fails: any partial text is kept, then an error turn is
      saved (``kind='error'``) and ``ErrorEvent`` sent, never ``TurnComplete``;
-   * ``interrupted`` — :meth:`Agent.interrupt` cancelled the call.
+   * ``interrupted`` — :meth:`Agent.interrupt` cancelled the call (its WAL completion
+     says so: only a crash leaves an intent without a completion).
 
-:meth:`Agent.interrupt` also cancels the wait before a retry. :meth:`Agent.resume`
+:meth:`Agent.interrupt` also cancels a tool, or the wait before a retry. :meth:`Agent.resume`
 finishes the turns a crash left running, from where their write-ahead log stops: a
 model call left without a completion is re-issued (once, in a fresh step at its
 index), a reply already completed is not asked for again.
@@ -29,8 +30,9 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from .answers import is_silent
 from .config import SessionConfig, Tool
-from .errors import PROVIDER_ERRORS, AgentError, classify, no_response
+from .errors import PROVIDER_ERRORS, AgentError, classify, no_response, retry_delay
 from .events import (
     NO_USAGE,
     ErrorEvent,
@@ -53,6 +55,7 @@ from .store import Message, Store, ToolUse, WalRecord
 Listener = Callable[[Event], None]
 E = TypeVar("E")
 RefreshCredentials = Callable[[SessionConfig], Awaitable[SessionConfig]]
+TOOL_INTERRUPTED = "Interrupted by the user."
 
 
 @dataclass(frozen=True)
@@ -156,9 +159,7 @@ class Agent:
     async def run_turn(self, text: str) -> TurnResult:
         """Answer ``text``. The user message is saved first, whatever happens next."""
         turn = _Turn(new_id())
-        self.store.begin_turn(
-            Message("user", text, session_id=self.session_id, turn_id=turn.turn_id)
-        )
+        self.store.begin_turn(self._message(turn.turn_id, "user", text))
         return await self._drive(turn, self._loop(turn, 0))
 
     async def resume(self) -> list[TurnResult]:
@@ -170,11 +171,13 @@ class Agent:
     def replay_turn(self, turn_id: str) -> TurnResult:
         """A finished turn's result, read back from the store: no model call, no event."""
         record = self.store.turn(turn_id)
+        if record.status == "running":
+            raise ValueError(f"turn {turn_id} has not finished: resume() it first")
         return TurnResult(
             turn_id,
             record.status,
             record.text,
-            record.usage,  # type: ignore[arg-type]
+            record.usage,
             provider=record.provider,
             model=record.model,
         )
@@ -182,19 +185,20 @@ class Agent:
     async def _resume(self, turn_id: str) -> TurnResult:
         """Go on with a turn from where its write-ahead log stops."""
         records = [r for r in self.store.wal(self.session_id) if r.turn_id == turn_id]
-        done = [r.body for r in records if r.entry == "completion" and "error" not in r.body]
-        turn = _Turn(turn_id, sum((Usage(**body["usage"]) for body in done), NO_USAGE))
-        last = records[-1] if records else None
-        if last is None or last.entry == "intent":  # it died during a model call: re-issue it
-            return await self._drive(turn, self._loop(turn, last.step_index if last else 0))
-        turn.step = _Step(turn_id, last.step_id, last.step_index)
-        if "error" in last.body:  # it died after a failed try: retry (a fresh budget) or fail
+        replies = [r.body for r in records if r.entry == "completion" and _is_reply(r.body)]
+        turn = _Turn(turn_id, sum((Usage(**body["usage"]) for body in replies), NO_USAGE))
+        if not records or records[-1].entry == "intent":  # it died in a model call: re-issue it
+            index = records[-1].step_index if records else 0
+            return await self._drive(turn, self._loop(turn, index))
+        last = records[-1]
+        turn.step = step = _Step(turn_id, last.step_id, last.step_index)
+        if not _is_reply(last.body):  # it died after a failed try: retry (a fresh budget) or fail
             error = AgentError.from_json(last.body["error"])
             if not error.transient:
                 return self._fail(turn, error)
             return await self._drive(turn, self._loop(turn, last.step_index))
         # It died after a step completed (in a tool, say): go on from that reply.
-        return await self._drive(turn, self._after(turn, ModelReply.from_json(last.body)))
+        return await self._drive(turn, self._after(turn, step, ModelReply.from_json(last.body)))
 
     async def _drive(self, turn: _Turn, work: Coroutine[Any, Any, ModelReply]) -> TurnResult:
         # The turn runs as its own task, so that interrupt() can cancel it (whatever it
@@ -214,35 +218,28 @@ class Agent:
         return self._complete(turn, reply)
 
     async def _loop(self, turn: _Turn, index: int) -> ModelReply:
+        """Model steps from ``index`` on, running the tools each asks for, until one answers."""
         while index < self.config.max_steps:
-            reply = await self._step_with_retries(turn, index)
+            step, reply = await self._step_with_retries(turn, index)
             if not reply.tool_calls:
-                return self._final(turn, reply)
-            await self._run_tools(turn.step, reply.tool_calls)  # type: ignore[arg-type]
+                return self._final(step, reply)
+            await self._run_tools(step, reply.tool_calls)
             index += 1
         raise AgentError("bad_request", "The agent took too many steps.", retryable=False)
 
-    async def _after(self, turn: _Turn, reply: ModelReply) -> ModelReply:
-        """Go on from a completed step (on resume: its reply is in the store)."""
+    async def _after(self, turn: _Turn, step: _Step, reply: ModelReply) -> ModelReply:
+        """Go on from a step that completed before a crash (its reply is in the store)."""
         if not reply.tool_calls:
-            return self._final(turn, reply)
-        await self._run_tools(turn.step, reply.tool_calls)  # type: ignore[arg-type]
-        return await self._loop(turn, turn.step.step_index + 1)  # type: ignore[union-attr]
+            return self._final(step, reply)
+        await self._run_tools(step, reply.tool_calls)
+        return await self._loop(turn, step.step_index + 1)
 
-    def _final(self, turn: _Turn, reply: ModelReply) -> ModelReply:
-        assert turn.step is not None
-        self._emit(FinalMessage(**turn.step.ids(self.session_id), text=reply.text))
+    def _final(self, step: _Step, reply: ModelReply) -> ModelReply:
+        self._emit(FinalMessage(**step.ids(self.session_id), text=reply.text))
         return reply
 
     def _complete(self, turn: _Turn, reply: ModelReply) -> TurnResult:
-        self.store.end_turn(
-            turn.turn_id,
-            "completed",
-            text=reply.text,
-            usage=turn.usage,
-            provider=self.provider,
-            model=self.model,
-        )
+        result = self._end_turn(turn, "completed", text=reply.text, usage=turn.usage)
         self._emit(
             TurnComplete(
                 session_id=self.session_id,
@@ -253,49 +250,57 @@ class Agent:
                 model=self.model,
             )
         )
-        return TurnResult(
-            turn.turn_id,
-            "completed",
-            reply.text,
-            turn.usage,
-            provider=self.provider,
-            model=self.model,
-        )
+        return result
 
     def _fail(self, turn: _Turn, error: AgentError) -> TurnResult:
         """Keep what the user already saw, then the error turn: the turn's last message."""
         step_id = turn.step.step_id if turn.step else None
-        failure = self._message(turn, "assistant", error.message, kind="error", step_id=step_id)
+        failure = self._message(
+            turn.turn_id, "assistant", error.message, kind="error", step_id=step_id
+        )
+        result = self._end_turn(turn, "failed", *self._partial(turn), failure, error=error)
+        self._emit(ErrorEvent(session_id=self.session_id, turn_id=turn.turn_id, error=error))
+        return result
+
+    def _abort(self, turn: _Turn) -> TurnResult:
+        result = self._end_turn(turn, "aborted", *self._partial(turn))
+        self._emit(TurnAborted(session_id=self.session_id, turn_id=turn.turn_id))
+        return result
+
+    def _end_turn(
+        self,
+        turn: _Turn,
+        outcome: Literal["completed", "failed", "aborted"],
+        *last_messages: Message,
+        text: str = "",
+        usage: Usage = NO_USAGE,
+        error: AgentError | None = None,
+    ) -> TurnResult:
+        """Save how the turn ended, with its last messages, in one transaction."""
+        result = TurnResult(turn.turn_id, outcome, text, usage, error, self.provider, self.model)
         self.store.end_turn(
             turn.turn_id,
-            "failed",
-            *self._partial(turn),
-            failure,
+            outcome,
+            *last_messages,
+            text=text,
+            usage=usage,
             provider=self.provider,
             model=self.model,
         )
-        self._emit(ErrorEvent(session_id=self.session_id, turn_id=turn.turn_id, error=error))
-        return TurnResult(
-            turn.turn_id, "failed", error=error, provider=self.provider, model=self.model
-        )
-
-    def _abort(self, turn: _Turn) -> TurnResult:
-        self.store.end_turn(
-            turn.turn_id, "aborted", *self._partial(turn), provider=self.provider, model=self.model
-        )
-        self._emit(TurnAborted(session_id=self.session_id, turn_id=turn.turn_id))
-        return TurnResult(turn.turn_id, "aborted", provider=self.provider, model=self.model)
+        return result
 
     def _partial(self, turn: _Turn) -> list[Message]:
         """The text the user saw of a step that failed or was interrupted, to keep."""
         step = turn.step
         if step is None or not step.partial:
             return []
-        return [self._message(turn, "assistant", "".join(step.partial), step_id=step.step_id)]
+        return [
+            self._message(turn.turn_id, "assistant", "".join(step.partial), step_id=step.step_id)
+        ]
 
     # --- model steps -----------------------------------------------------------------
 
-    async def _step_with_retries(self, turn: _Turn, index: int) -> ModelReply:
+    async def _step_with_retries(self, turn: _Turn, index: int) -> tuple[_Step, ModelReply]:
         """The model step at ``index``, tried until it completes: each try is a fresh
         step (a new id) at the same index. A transient failure is retried after a
         backoff, ``retry_limit`` times; refused credentials once, after
@@ -304,30 +309,29 @@ class Agent:
         while True:
             turn.step = step = _Step(turn.turn_id, new_id(), index)
             try:
-                return await self._step(turn, step)
+                return step, await self._step(turn, step)
             except AgentError as error:
-                if error.kind == "auth" and self.refresh_credentials and not refreshed:
-                    refreshed = True
-                    self._end_step(step, "retrying", error=error)
-                    self.config = await self.refresh_credentials(self.config)
-                    self.client = client_for(self.config)
-                    continue
-                if not error.transient or tries >= self.config.retry_limit:
+                heal = error.kind == "auth" and self.refresh_credentials is not None
+                heal = heal and not refreshed
+                if not heal and (not error.transient or tries >= self.config.retry_limit):
                     self._end_step(step, "failed", error=error, text="".join(step.partial))
                     raise
-                self._end_step(step, "retrying", error=error)
                 step.partial.clear()  # an abandoned try's text is never saved
-                tries += 1
-                await asyncio.sleep(self._backoff(tries, error))
+                if heal:
+                    refreshed = True
+                    self._end_step(step, "retrying", error=error)
+                    await self._refresh_credentials()
+                else:
+                    tries += 1
+                    delay = retry_delay(tries, self.config.backoff, error.retry_after)
+                    self._end_step(step, "retrying", error=error, retry_in=delay)
+                    await asyncio.sleep(delay)
 
-    def _backoff(self, tries: int, error: AgentError) -> float:
-        """Seconds to wait before retry number ``tries``: the provider's retry-after,
-        or the configured backoff, doubled at each retry."""
-        delay = self.config.backoff * 2 ** (tries - 1)
-        try:
-            return max(delay, float(error.retry_after or 0))
-        except ValueError:  # an HTTP date: not worth parsing here
-            return delay
+    async def _refresh_credentials(self) -> None:
+        """New credentials (or another provider and model), and a client built from them."""
+        assert self.refresh_credentials is not None
+        self.config = await self.refresh_credentials(self.config)
+        self.client = client_for(self.config)
 
     async def _step(self, turn: _Turn, step: _Step) -> ModelReply:
         context = [m for m in self.store.messages(self.session_id) if m.kind == "message"]
@@ -350,6 +354,8 @@ class Agent:
             )
         except asyncio.CancelledError:
             self._close_tools(step, "interrupted")
+            if self._interrupting:  # over, not lost: only a crash leaves an intent dangling
+                self.store.save(self._wal("completion", step, {"interrupted": True}))
             self._end_step(step, "interrupted", text="".join(step.partial))
             raise
         except PROVIDER_ERRORS as exc:
@@ -357,47 +363,34 @@ class Agent:
             self._close_tools(step, "interrupted")
             self.store.save(self._wal("completion", step, {"error": error.as_json()}))
             raise error from exc
-        return self._step_done(turn, step, reply)
+        return self._step_done(turn, step, reply, context)
 
-    def _step_done(self, turn: _Turn, step: _Step, reply: ModelReply) -> ModelReply:
+    def _step_done(
+        self, turn: _Turn, step: _Step, reply: ModelReply, context: list[Message]
+    ) -> ModelReply:
+        """Save the reply with its WAL completion, or reject it if it does not answer."""
         for call in reply.tool_calls:  # the JSON path learns of its tool calls only now
             if call.id not in step.open_tools:
                 self._tool_begins(step, call.id, call.name)
-        if self._is_silent(turn, reply):
+        if is_silent(reply, context, turn.turn_id):
             error = no_response()
+            self._close_tools(step, "interrupted")  # a rejected reply's tools never run
             self.store.save(
                 self._wal("completion", step, {**reply.as_json(), "error": error.as_json()})
             )
             raise error
         answer = self._message(
-            turn, "assistant", reply.text, step_id=step.step_id, tool_calls=tuple(reply.tool_calls)
+            turn.turn_id,
+            "assistant",
+            reply.text,
+            step_id=step.step_id,
+            tool_calls=tuple(reply.tool_calls),
         )
         self.store.save(self._wal("completion", step, reply.as_json()), answer)
         step.partial.clear()
         turn.usage += reply.usage
         self._end_step(step, "completed", usage=reply.usage, text=reply.text)
         return reply
-
-    def _is_silent(self, turn: _Turn, reply: ModelReply) -> bool:
-        """A reply that does not answer: the stream ended before the provider said it
-        was done, nothing at all, or only something already said in an earlier turn."""
-        if reply.stop_reason is None or not (reply.text.strip() or reply.tool_calls):
-            return True
-        return not reply.tool_calls and self._repeats_history(turn, reply.text.strip())
-
-    def _repeats_history(self, turn: _Turn, text: str) -> bool:
-        """Whether ``text`` only repeats the saved context: a question (this one too),
-        or an answer to another question. The same answer to the same question asked
-        again is an answer."""
-        saved = [m for m in self.store.messages(self.session_id) if m.kind == "message"]
-        question = next(m.text for m in saved if m.turn_id == turn.turn_id and m.role == "user")
-        asked = None  # the question the messages that follow it answer
-        for m in saved:
-            if m.role == "user":
-                asked = m.text
-            if m.text.strip() == text and (m.role == "user" or asked != question):
-                return True
-        return False
 
     def _delta(self, step: _Step, text: str) -> None:
         step.partial.append(text)
@@ -411,6 +404,7 @@ class Agent:
         usage: Usage | None = None,
         text: str = "",
         error: AgentError | None = None,
+        retry_in: float | None = None,
     ) -> None:
         self._emit(
             ModelStepCompleted(
@@ -420,6 +414,7 @@ class Agent:
                 usage=usage,
                 text=text,
                 error=error,
+                retry_in=retry_in,
             )
         )
 
@@ -446,26 +441,31 @@ class Agent:
             self._tool_ends(step, call_id, outcome, "")
 
     async def _run_tools(self, step: _Step, calls: list[ToolUse]) -> None:
-        """Run the calls that have no result yet (on resume, some may have one)."""
+        """Run the calls that have no result yet (on resume, some may have one). Every
+        call gets a result, even when the user interrupts: a request with an unanswered
+        tool call is invalid, and the session could not go on."""
         answered = {m.tool_call_id for m in self.store.messages(self.session_id)}
-        for call in (c for c in calls if c.id not in answered):
-            if call.id not in step.open_tools:
+        waiting = [call for call in calls if call.id not in answered]
+        for n, call in enumerate(waiting):
+            if call.id not in step.open_tools:  # on resume: nothing began it yet
                 self._tool_begins(step, call.id, call.name)
-            output, outcome = await self._run_tool(step, call)
+            try:
+                output, outcome = await self._run_tool(call)
+            except asyncio.CancelledError:
+                interrupted = [self._tool_result(step, c, TOOL_INTERRUPTED) for c in waiting[n:]]
+                self.store.save(*interrupted)
+                self._close_tools(step, "interrupted")
+                raise
             self.store.save(self._tool_result(step, call, output))
             self._tool_ends(step, call.id, outcome, output)
 
-    async def _run_tool(self, step: _Step, call: ToolUse) -> tuple[str, ToolOutcome]:
+    async def _run_tool(self, call: ToolUse) -> tuple[str, ToolOutcome]:
+        """A tool's output; a tool that fails tells the model why, and the turn goes on."""
         tool = self.tools.get(call.name)
         if tool is None:
             return f"Unknown tool {call.name!r}.", "failed"
         try:
             return await tool.run(**call.args), "completed"
-        except asyncio.CancelledError:
-            # The model must still get an answer to its call, or the next request is invalid.
-            self.store.save(self._tool_result(step, call, "Interrupted by the user."))
-            self._tool_ends(step, call.id, "interrupted", "")
-            raise
         except Exception as exc:
             return f"The tool failed: {exc}", "failed"
 
@@ -485,21 +485,21 @@ class Agent:
         )
 
     def _message(
-        self, turn: _Turn, role: Literal["user", "assistant", "tool"], text: str, **fields: Any
+        self, turn_id: str, role: Literal["user", "assistant", "tool"], text: str, **fields: Any
     ) -> Message:
-        return Message(role, text, session_id=self.session_id, turn_id=turn.turn_id, **fields)
+        return Message(role, text, session_id=self.session_id, turn_id=turn_id, **fields)
 
     def _tool_result(self, step: _Step, call: ToolUse, output: str) -> Message:
-        return Message(
-            "tool",
-            output,
-            tool_call_id=call.id,
-            session_id=self.session_id,
-            turn_id=step.turn_id,
-            step_id=step.step_id,
+        return self._message(
+            step.turn_id, "tool", output, tool_call_id=call.id, step_id=step.step_id
         )
 
     def _emit(self, event: Event) -> None:
         self.events.append(event)
         for listener in self._listeners:
             listener(event)
+
+
+def _is_reply(body: dict[str, Any]) -> bool:
+    """Whether a WAL completion holds a reply that counts (not an error, not an interrupt)."""
+    return "text" in body and "error" not in body

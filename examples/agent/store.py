@@ -201,7 +201,10 @@ class Store:
             "WHERE session_id=? ORDER BY seq",
             (session_id,),
         )
-        return [WalRecord(*row[:6], body=json.loads(row[6])) for row in rows]
+        return [
+            WalRecord(entry, key, session, turn, step, index, json.loads(body))
+            for entry, key, session, turn, step, index, body in rows
+        ]
 
     def dangling_intents(self, session_id: str) -> list[WalRecord]:
         """Intents whose model call never completed (the last record of their key)."""

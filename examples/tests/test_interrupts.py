@@ -1,7 +1,7 @@
 """Scenarios 4 and 6: the user interrupts a turn.
 
 An interrupt stops the turn at once, whatever it is waiting for: the model's
-response (held by the ``blocking_model`` fake) or the pause before a retry. The
+response (held by the ``blocking_model`` fake), a tool, or the pause before a retry. The
 step that was running ends exactly once, ``interrupted``; a wait ends without a
 step of its own; the turn ends ``aborted`` and the agent answers the next turn.
 """
@@ -19,12 +19,15 @@ from agent import (
     ModelStepCompleted,
     ModelStepStarted,
     SessionConfig,
+    Tool,
+    ToolEnd,
     TurnAborted,
     TurnComplete,
 )
 from agent.testing import record
+from agent.tools import CITY
 
-from pytest_agentreplay import FakeModel, Fault, Reply, invariants
+from pytest_agentreplay import FakeModel, Fault, Reply, ToolCall, invariants
 from pytest_agentreplay.runlog import RunLog
 
 ANSWER = "It is sunny in Leeds."
@@ -57,7 +60,7 @@ async def test_an_interrupt_during_the_retry_backoff_cancels_the_retry_at_once(p
     turn = asyncio.create_task(agent.run_turn("What is the weather in Leeds?"))
     await asyncio.wait_for(backing_off.wait(), 5)
     [retrying] = agent.events_of(ModelStepCompleted)
-    assert retrying.error.retry_after == "30"  # the agent now waits 30 s to retry
+    assert (retrying.error.retry_after, retrying.retry_in) == ("30", 30)  # it waits 30 s
     interrupted_at = time.monotonic()
     agent.interrupt()
     result = await asyncio.wait_for(turn, 1)
@@ -98,6 +101,8 @@ async def test_an_interrupt_while_the_model_request_is_blocked_ends_its_step_onc
     [call] = blocking_model.log
     assert call.outcome == "cancelled"  # the agent hung up on the held request
     invariants.assert_single_terminal_step(log)
+    # The call is over, not lost: the write-ahead log says so, and resume has nothing to do.
+    assert agent.store.dangling_intents(agent.session_id) == []
     shown = "".join(delta.text for delta in agent.events_of(MessageDelta))
     saved = [m.text for m in agent.store.messages(agent.session_id) if m.role == "assistant"]
     assert saved == ([shown] if shown else [])  # what the user saw is kept, nothing else
@@ -107,3 +112,43 @@ async def test_an_interrupt_while_the_model_request_is_blocked_ends_its_step_onc
     blocking_model.release()
     following = await agent.run_turn("And tomorrow?")
     assert (following.outcome, following.text) == ("completed", ANSWER)
+
+
+@pytest.mark.anyio
+async def test_an_interrupt_in_a_tool_answers_every_call_of_the_step(scripted_model: FakeModel):
+    """The model asked for two tools; the user interrupts the first. Both calls still
+    get a result (a request with an unanswered tool call is invalid: the session could
+    not go on), both tools end ``interrupted``, and the next turn sends the results."""
+    running = asyncio.Event()
+
+    async def slow_weather(city: str) -> str:
+        running.set()
+        await asyncio.sleep(30)
+        return "never"
+
+    two_calls = Reply(
+        parts=[
+            ToolCall(name="weather", args={"city": "Leeds"}, id="call_leeds"),
+            ToolCall(name="weather", args={"city": "York"}, id="call_york"),
+        ]
+    )
+    scripted_model.script(two_calls, Reply.text(ANSWER))
+    tool = Tool("weather", "Current weather in a city.", CITY, slow_weather)
+    agent = Agent(SessionConfig(), tools=[tool])
+    log = record(agent, RunLog.from_fake(scripted_model))
+
+    turn = asyncio.create_task(agent.run_turn("What is the weather in Leeds and York?"))
+    await asyncio.wait_for(running.wait(), 5)
+    agent.interrupt()
+    result = await asyncio.wait_for(turn, 1)
+
+    assert result.outcome == "aborted"
+    ends = {end.call_id: end.outcome for end in agent.events_of(ToolEnd)}
+    assert ends == {"call_leeds": "interrupted", "call_york": "interrupted"}
+    invariants.assert_every_tool_call_answered(log)
+    following = await agent.run_turn("And now?")
+    assert following.outcome == "completed"
+    sent = scripted_model.requests[-1].raw["messages"]
+    results = [block for m in sent if isinstance(m["content"], list) for block in m["content"]]
+    answered = {b["tool_use_id"] for b in results if b["type"] == "tool_result"}
+    assert answered == {"call_leeds", "call_york"}

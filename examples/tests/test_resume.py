@@ -1,23 +1,26 @@
-"""Scenario 13: resuming after a crash in the middle of a stream.
+"""Scenario 13: resuming after a crash in the middle of a stream (and in a tool).
 
 Before each model call the agent writes its intent (the request) to the
 write-ahead log, and after it the completion. A process that dies while a reply
 streams in leaves an intent with no completion, and the turn ``running``. On
 restart, :meth:`Agent.resume` re-issues that call once, in a fresh step at the
-same index, and records exactly one completion; the text the dead process had
-shown is not saved.
+same index, and records exactly one completion. What was done before the crash is
+not done again: the step that completed is not asked for again, its tool is not
+run again; and the text the dead process had shown is not saved.
 """
 
 from __future__ import annotations
 
 import pytest
-from agent import Agent, MessageDelta, Store
+from agent import Agent, MessageDelta, ModelStepStarted, SessionConfig, Store, Tool
 from agent.testing import record
+from agent.tools import CITY
 
-from pytest_agentreplay import Reply, invariants
+from pytest_agentreplay import Reply, ToolCall, invariants
 
 QUESTION = "What is the weather in Leeds?"
 ANSWER = "It is sunny in Leeds."
+FORECAST = "Sunny, 21 °C in Leeds."
 
 
 class Crash(BaseException):
@@ -32,9 +35,21 @@ def crash_on_first_delta(event: object) -> None:
 @pytest.mark.anyio
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 async def test_a_call_that_died_mid_stream_is_reissued_once_on_resume(provider, backend, tmp_path):
-    backend.script(Reply.text(ANSWER), Reply.text(ANSWER))  # the dying call's, the re-issue's
+    # Step 0 asks for the weather (no text: no delta); step 1 dies at its first delta.
+    backend.script(
+        Reply.tool_call("weather", {"city": "Leeds"}),
+        Reply.text(ANSWER),  # the dying call's reply
+        Reply.text(ANSWER),  # the re-issued call's
+    )
+    tool_runs: list[str] = []
+
+    async def weather(city: str) -> str:
+        tool_runs.append(city)
+        return FORECAST
+
+    tools = [Tool("weather", "Current weather in a city.", CITY, weather)]
     database = str(tmp_path / "agent.db")
-    agent = Agent(backend.config(provider), store=Store(database))
+    agent = Agent(backend.config(provider), store=Store(database), tools=tools)
     log = record(agent, backend.runlog())
     agent.subscribe(crash_on_first_delta)
 
@@ -43,21 +58,92 @@ async def test_a_call_that_died_mid_stream_is_reissued_once_on_resume(provider, 
 
     [dangling] = agent.store.dangling_intents(agent.session_id)
     [turn_id] = agent.store.pending_turns(agent.session_id)
-    assert [m.role for m in agent.store.messages(agent.session_id)] == ["user"]
+    assert dangling.step_index == 1
+    assert [m.role for m in agent.store.messages(agent.session_id)] == ["user", "assistant", "tool"]
 
-    restarted = Agent(backend.config(provider), store=Store(database), session_id=agent.session_id)
+    restarted = Agent(
+        backend.config(provider), store=Store(database), session_id=agent.session_id, tools=tools
+    )
     record(restarted, log).resumed()
     [result] = await restarted.resume()
 
     assert (result.turn_id, result.outcome, result.text) == (turn_id, "completed", ANSWER)
-    wal = [(r.entry, r.key) for r in restarted.store.wal(agent.session_id)]
-    assert wal == [("intent", dangling.key), ("intent", dangling.key), ("completion", dangling.key)]
+    [reissued_step] = restarted.events_of(ModelStepStarted)  # step 0 is not asked for again
+    assert (reissued_step.step_index, reissued_step.step_id) != (1, dangling.step_id)
+    assert reissued_step.step_index == 1
+    assert tool_runs == ["Leeds"]  # the tool is not run again
+    wal = [(r.entry, r.step_index) for r in restarted.store.wal(agent.session_id)]
+    assert wal == [
+        ("intent", 0),
+        ("completion", 0),
+        ("intent", 1),
+        ("intent", 1),
+        ("completion", 1),
+    ]
     assert restarted.store.dangling_intents(agent.session_id) == []
     assert restarted.store.pending_turns(agent.session_id) == []
     saved = [(m.role, m.text) for m in restarted.store.messages(agent.session_id)]
-    assert saved == [("user", QUESTION), ("assistant", ANSWER)]
-    dead, reissued = log.model_calls
+    assert saved == [
+        ("user", QUESTION),
+        ("assistant", ""),
+        ("tool", FORECAST),
+        ("assistant", ANSWER),
+    ]
+    _, dead, reissued = log.model_calls
     assert dead.request.raw == reissued.request.raw  # the same request, sent again
     invariants.assert_dangling_intent_reissued(log, key=dangling.key)
     invariants.assert_single_terminal_step(log)
+    invariants.assert_every_tool_call_answered(log)
     backend.assert_offline()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_a_turn_that_died_in_a_tool_goes_on_from_the_saved_reply(
+    provider, scripted_model, tmp_path
+):
+    """The other place a process dies: after the model answered, while its tools run.
+    Resume asks the model nothing again for that step, skips the call already
+    answered, runs the one that was not, and goes on to the next step."""
+    ask_two = Reply(
+        parts=[
+            ToolCall(name="weather", args={"city": "Leeds"}, id="call_leeds"),
+            ToolCall(name="weather", args={"city": "York"}, id="call_york"),
+        ]
+    )
+    scripted_model.script(ask_two, Reply.text(ANSWER))
+    runs: list[str] = []
+    crash_in = {"York"}
+
+    async def weather(city: str) -> str:
+        runs.append(city)
+        if city in crash_in:
+            crash_in.clear()  # the process dies once, the first time
+            raise Crash
+        return f"Sunny in {city}."
+
+    tools = [Tool("weather", "Current weather in a city.", CITY, weather)]
+    database = str(tmp_path / "agent.db")
+    config = SessionConfig(provider=provider)
+    agent = Agent(config, store=Store(database), tools=tools)
+    with pytest.raises(Crash):
+        await agent.run_turn(QUESTION)
+    assert agent.store.dangling_intents(agent.session_id) == []  # the model call completed
+
+    restarted = Agent(config, store=Store(database), session_id=agent.session_id, tools=tools)
+    [result] = await restarted.resume()
+
+    assert (result.outcome, result.text) == ("completed", ANSWER)
+    assert runs == ["Leeds", "York", "York"]  # Leeds ran once; York again, as it never ended
+    [next_step] = restarted.events_of(ModelStepStarted)  # step 0 is not asked for again
+    assert next_step.step_index == 1
+    assert len(scripted_model.calls) == 2
+    saved = [(m.role, m.tool_call_id, m.text) for m in restarted.store.messages(agent.session_id)]
+    assert saved == [
+        ("user", None, QUESTION),
+        ("assistant", None, ""),
+        ("tool", "call_leeds", "Sunny in Leeds."),
+        ("tool", "call_york", "Sunny in York."),
+        ("assistant", None, ANSWER),
+    ]
+    assert restarted.store.pending_turns(agent.session_id) == []

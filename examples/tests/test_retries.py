@@ -10,6 +10,8 @@ try again.
 from __future__ import annotations
 
 import asyncio
+import time
+from email.utils import formatdate
 
 import pytest
 from agent import (
@@ -24,14 +26,14 @@ from agent import (
     ToolEnd,
     TurnComplete,
 )
-from agent.errors import INTERRUPTED
+from agent.errors import INTERRUPTED, MAX_RETRY_WAIT, retry_delay
 from agent.testing import record
 from agent.tools import WEB_SEARCH
 from hypothesis import given, settings
 
 from pytest_agentreplay import FakeModel, Fault, Reply, Text, ToolCall, invariants
 from pytest_agentreplay.runlog import RunLog
-from pytest_agentreplay.strategies import fault_plans, faults, replies
+from pytest_agentreplay.strategies import CI_PROFILE, fault_plans, faults, replies
 
 ANSWER = "Rain is expected in Leeds tomorrow."
 # Events before the cut: the text delta "Searching.", then the web search's start
@@ -111,7 +113,7 @@ async def test_a_stream_interrupted_every_time_fails_after_the_retry_limit_with_
 ):
     dropped = Reply.text("The forecast for Leeds is", fault=Fault.cut(after_events=5))
     backend.script(dropped, dropped, dropped)
-    agent = Agent(backend.config(retry_limit=2))
+    agent = Agent(backend.config(retry_limit=2, backoff=0.01))
     log = record(agent, backend.runlog())
 
     result = await agent.run_turn("What is the forecast for Leeds?")
@@ -121,8 +123,9 @@ async def test_a_stream_interrupted_every_time_fails_after_the_retry_limit_with_
     assert len(tries) == 3  # the limit, plus one
     assert len({t.step_id for t in tries}) == 3
     assert {t.step_index for t in tries} == {0}
-    outcomes = [e.outcome for e in agent.events_of(ModelStepCompleted)]
-    assert outcomes == ["retrying", "retrying", "failed"]
+    ends = agent.events_of(ModelStepCompleted)
+    assert [e.outcome for e in ends] == ["retrying", "retrying", "failed"]
+    assert [e.retry_in for e in ends] == [0.01, 0.02, None]  # the backoff doubles
     [reported] = agent.events_of(ErrorEvent)
     error = reported.error
     assert (error.kind, error.retryable, error.message) == ("provider", True, INTERRUPTED)
@@ -164,7 +167,26 @@ async def test_a_rate_limit_fails_the_step_with_status_retry_after_and_message(p
     backend.assert_offline()
 
 
-@settings(max_examples=30, deadline=None)
+@pytest.mark.parametrize(
+    ("retry_after", "delay"),
+    [
+        (None, 0.4),  # no header: the backoff, doubled at each retry (here the 3rd)
+        ("0.1", 0.4),  # the provider asks for less: the backoff wins
+        ("5", 5.0),
+        ("Wed, 21 Oct 2015 07:28:00 GMT", 0.4),  # a date already past
+        ("soon", 0.4),  # unreadable
+        ("-3", 0.4),
+        ("nan", 0.4),
+        ("inf", 0.4),
+        ("86400", MAX_RETRY_WAIT),  # a broken header must not hang the turn
+        (formatdate(time.time() + 30, usegmt=True), pytest.approx(30, abs=2)),
+    ],
+)
+def test_the_wait_before_a_retry_honours_a_sane_retry_after(retry_after, delay):
+    assert retry_delay(3, 0.1, retry_after) == delay
+
+
+@settings(settings.get_profile(CI_PROFILE), max_examples=30)  # derandomized, bounded
 @given(
     plan=fault_plans(
         faults=faults(statuses=(500, 529)), replies=replies(tool_calls=False), max_faults=3

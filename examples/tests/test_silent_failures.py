@@ -11,11 +11,13 @@ empty.
 from __future__ import annotations
 
 import pytest
-from agent import Agent, ErrorEvent, MessageDelta, TurnComplete
+from agent import Agent, ErrorEvent, MessageDelta, SessionConfig, ToolEnd, TurnComplete
 from agent.errors import NO_RESPONSE
 from agent.testing import record
+from agent.tools import WEATHER
 
 from pytest_agentreplay import Fault, Reply, invariants
+from pytest_agentreplay.runlog import RunLog
 
 QUESTION = "What is the weather in Leeds?"
 ANSWER = "It is sunny in Leeds."
@@ -103,6 +105,23 @@ async def test_a_stream_that_ends_before_the_answer_is_done_is_no_response(provi
     ]
     assert len(log.model_calls) == 1  # ended normally: nothing to retry
     backend.assert_offline()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_a_stream_that_ends_inside_a_tool_call_is_no_response(provider, scripted_model):
+    """The stream stops in the middle of the tool call's JSON arguments: the tool is
+    not run with half its arguments, and the turn fails like any cut-short reply."""
+    call = Reply.tool_call("weather", {"city": "Leeds, West Yorkshire"})
+    scripted_model.script(call.model_copy(update={"fault": Fault.truncate(after_events=5)}))
+    agent = Agent(SessionConfig(provider=provider), tools=[WEATHER])
+    log = record(agent, RunLog.from_fake(scripted_model))
+
+    result = await agent.run_turn(QUESTION)
+
+    assert_no_response(agent, result, log)
+    assert [m.role for m in agent.store.messages(agent.session_id)] == ["user", "assistant"]
+    assert [end.outcome for end in agent.events_of(ToolEnd)] == ["interrupted"]
 
 
 @pytest.mark.anyio
