@@ -112,11 +112,24 @@ def classify(exc: BaseException) -> AgentError:
     error_type, message, code = _fields(getattr(exc, "body", None))
     status = getattr(exc, "status_code", 200)
     if status != 200:  # an HTTP error response
-        retry_after = exc.response.headers.get("retry-after")  # type: ignore[attr-defined]
-        return _from_status(status, message, code, retry_after)
+        headers = exc.response.headers  # type: ignore[attr-defined]
+        return _from_status(status, message, code, _retry_after(headers))
     # An error reported inside a stream that began with HTTP 200 (Anthropic's
     # ``event: error``, an OpenAI ``error`` chunk): its type says what happened.
     return _from_type(error_type, message, code)
+
+
+def _retry_after(headers: Any) -> str | None:
+    """The provider's ``retry-after``, in seconds as sent; OpenAI's finer
+    ``retry-after-ms``, when present, wins (as in the OpenAI SDK's own retries)."""
+    millis = headers.get("retry-after-ms")
+    try:
+        seconds = float(millis) / 1000 if millis else math.nan
+    except ValueError:
+        seconds = math.nan
+    if math.isfinite(seconds) and seconds >= 0:
+        return f"{seconds:g}"
+    return headers.get("retry-after")  # type: ignore[no-any-return]
 
 
 def retry_delay(retry: int, backoff: float, retry_after: str | None) -> float:

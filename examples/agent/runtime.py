@@ -316,16 +316,30 @@ class Agent:
                 if not heal and (not error.transient or tries >= self.config.retry_limit):
                     self._end_step(step, "failed", error=error, text="".join(step.partial))
                     raise
-                step.partial.clear()  # an abandoned try's text is never saved
                 if heal:
                     refreshed = True
-                    self._end_step(step, "retrying", error=error)
-                    await self._refresh_credentials()
+                    await self._refresh_or_fail(step, error)
+                    step.partial.clear()  # an abandoned try's text is never saved
                 else:
+                    step.partial.clear()
                     tries += 1
                     delay = retry_delay(tries, self.config.backoff, error.retry_after)
                     self._end_step(step, "retrying", error=error, retry_in=delay)
                     await asyncio.sleep(delay)
+
+    async def _refresh_or_fail(self, step: _Step, error: AgentError) -> None:
+        """End ``step`` as retried after new credentials, or — when there are none (the
+        refresh raised) — as failed with the refusal, which then fails the turn."""
+        try:
+            await self._refresh_credentials()
+        except asyncio.CancelledError:  # the try was being abandoned: its text goes too
+            step.partial.clear()
+            self._end_step(step, "interrupted")
+            raise
+        except Exception:
+            self._end_step(step, "failed", error=error, text="".join(step.partial))
+            raise error from None
+        self._end_step(step, "retrying", error=error)
 
     async def _refresh_credentials(self) -> None:
         """New credentials (or another provider and model), and a client built from them."""

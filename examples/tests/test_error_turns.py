@@ -25,6 +25,7 @@ from agent.testing import record
 from agent.tools import WEATHER
 
 from pytest_agentreplay import Fault, Reply, invariants
+from pytest_agentreplay.runlog import RunLog
 
 QUESTION = "What is the weather in Leeds?"
 FIRST_ANSWER = "It is sunny in Leeds."
@@ -227,3 +228,32 @@ async def test_refused_credentials_healed_by_a_refresh_answer_with_the_replaceme
     assert (answered.request.model, answered.outcome) == (model, "completed")
     invariants.assert_single_terminal_step(log)
     backend.assert_offline()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_a_refresh_that_finds_no_credentials_fails_the_turn_as_an_auth_error(
+    provider, scripted_model
+):
+    """The refusal stands when the refresh itself fails: the step ends once, failed;
+    the turn is saved as an auth error turn and does not stay running."""
+    scripted_model.script(refused(provider))
+
+    async def refresh(config: SessionConfig) -> SessionConfig:
+        raise RuntimeError("the vault is unreachable")
+
+    agent = Agent(SessionConfig(provider=provider), refresh_credentials=refresh)
+    log = record(agent, RunLog.from_fake(scripted_model))
+
+    result = await agent.run_turn(QUESTION)
+
+    assert result.outcome == "failed"
+    assert result.error is not None and result.error.kind == "auth"
+    assert [e.outcome for e in agent.events_of(ModelStepCompleted)] == ["failed"]
+    assert agent.store.pending_turns(agent.session_id) == []
+    assert [(role, kind) for role, kind, _ in saved(agent)] == [
+        ("user", "message"),
+        ("assistant", "error"),
+    ]
+    invariants.assert_single_terminal_step(log)
+    invariants.assert_terminal_error_turn(log, error_kind="auth")

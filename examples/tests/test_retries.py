@@ -167,6 +167,21 @@ async def test_a_rate_limit_fails_the_step_with_status_retry_after_and_message(p
     backend.assert_offline()
 
 
+@pytest.mark.anyio
+async def test_openai_s_finer_retry_after_ms_wins(scripted_model):
+    """OpenAI sends a fractional wait as ``retry-after-ms`` (``retry-after`` is whole
+    seconds, rounded up): the error reports the finer one, as the OpenAI SDK reads it."""
+    scripted_model.script(Fault.http(429, "slow down", retry_after=2.5))
+    agent = Agent(SessionConfig(provider="openai"))
+
+    result = await agent.run_turn("What is the weather in Leeds?")
+
+    assert result.error is not None
+    assert (result.error.status, result.error.retry_after) == (429, "2.5")
+    [call] = scripted_model.log
+    assert call.status == 429
+
+
 IN_30_SECONDS = "an HTTP date 30 s ahead"
 """(Made in the test, not at collection: collection may run long before the test, and
 a date in a test id would differ between xdist workers.)"""
