@@ -2341,7 +2341,7 @@ def orchestrate(args: argparse.Namespace) -> int:
     out_path = Path(args.out) if args.out else (DEFAULT_OUT_QUICK if args.quick else DEFAULT_OUT)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     results["report_text"] = report
-    out_path.write_text(json.dumps(results, indent=1, default=str) + "\n")
+    out_path.write_text(_portable(json.dumps(results, indent=1, default=str), workdir) + "\n")
     log(f"results written to {out_path}  (elapsed {results['elapsed_s']:.0f} s)")
     if not args.keep and not args.workdir:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -2625,6 +2625,14 @@ def _table(headers: list[str], rows: list[list[Any]]) -> str:
 
 def _f(x: float | None, fmt: str) -> str | None:
     return None if x is None else format(x, fmt)
+
+
+def _portable(text: str, workdir: Path) -> str:
+    """Results without this machine's paths: the scratch folder and the interpreter
+    are named, not spelled out (the JSON is committed)."""
+    for path, name in ((str(workdir), "<workdir>"), (sys.executable, "python")):
+        text = text.replace(json.dumps(path)[1:-1], name)
+    return text
 
 
 def render_report(results: dict) -> str:
