@@ -14,7 +14,6 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,7 +29,7 @@ from pytest_agentreplay.cassette_model import (
 from pytest_agentreplay.redact import Scrubber
 from tests.cassettes._plugin_runs import PRELUDE, interactions, prompts, run, run_subprocess
 from tests.cassettes.test_strict_and_summary import summary
-from tests.servers import ProviderServer, provider_server
+from tests.servers import ProviderServer
 
 pytest_plugins = ["pytester"]
 
@@ -51,15 +50,8 @@ def test_shared(agentreplay, n):
 EXPECTED = [f"q{n}.{i}" for n in range(8) for i in range(2)]
 
 
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with provider_server() as state:
-        state.echo = True
-        yield state
-
-
 def _record(
-    pytester: pytest.Pytester, server: ProviderServer, *args: str, key: str
+    pytester: pytest.Pytester, echo_server: ProviderServer, *args: str, key: str
 ) -> tuple[bytes, pytest.RunResult]:
     folder = pytester.path / "cassettes"
     shutil.rmtree(folder, ignore_errors=True)
@@ -68,7 +60,7 @@ def _record(
         pytester,
         "--agentreplay-record-mode=new_episodes",
         *args,
-        AR_SERVER=server.url,
+        AR_SERVER=echo_server.url,
         AR_KEY=key,
     )
     result.assert_outcomes(passed=8)
@@ -82,15 +74,15 @@ def _record(
 
 
 def test_four_workers_write_the_file_a_serial_run_writes(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     pytester.makepyfile(test_user=SHARED)
     key = f"sk-ant-api03-{secrets.token_urlsafe(32)}"
-    serial, _ = _record(pytester, server, key=key)
+    serial, _ = _record(pytester, echo_server, key=key)
     assert prompts(pytester.path / "cassettes/test_user/shared.yaml") == EXPECTED
-    again, _ = _record(pytester, server, key=key)
+    again, _ = _record(pytester, echo_server, key=key)
     assert again == serial
-    xdist, result = _record(pytester, server, "-n", "4", key=key)
+    xdist, result = _record(pytester, echo_server, "-n", "4", key=key)
     assert xdist == serial
     counts = summary(result.stdout.str())
     # (How many interactions other tests had already written when each test started,
@@ -106,12 +98,12 @@ def test_four_workers_write_the_file_a_serial_run_writes(
 
 
 def test_the_replay_summary_is_merged_from_the_workers(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     """Replayed on two workers, one of each test's two calls: the summary counts the
     whole run's replayed and unplayed interactions."""
     pytester.makepyfile(test_user=SHARED)
-    _record(pytester, server, key="sk-test")
+    _record(pytester, echo_server, key="sk-test")
     replayed = run_subprocess(pytester, "-n", "2", AR_REPLAY_ONE="1")
     replayed.assert_outcomes(passed=8)
     # Each test played 1 of its 2 interactions of the shared cassette: an interaction
@@ -126,11 +118,11 @@ def test_the_replay_summary_is_merged_from_the_workers(
         "live calls": "0",
     }
     assert "(8 tests)" in output
-    assert len(server.requests) == 16
+    assert len(echo_server.requests) == 16
 
 
 def test_rewrite_keeps_what_other_tests_of_the_run_wrote(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     """``rewrite`` replaces what a shared cassette held before the run, not what the
     other tests sharing it recorded during the run."""
@@ -138,7 +130,7 @@ def test_rewrite_keeps_what_other_tests_of_the_run_wrote(
     path = pytester.path / "cassettes" / "test_user" / "shared.yaml"
     path.parent.mkdir(parents=True)
     _seed(path)
-    result = run(pytester, "--agentreplay-record-mode=rewrite", AR_SERVER=server.url)
+    result = run(pytester, "--agentreplay-record-mode=rewrite", AR_SERVER=echo_server.url)
     result.assert_outcomes(passed=8)
     assert prompts(path) == EXPECTED
 

@@ -4,12 +4,11 @@ names, named matchers and a session-wide ``match_on``, used by record and replay
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
 
 import pytest
 
 from tests.cassettes._plugin_runs import PRELUDE, cassette, interactions, results, run
-from tests.servers import ProviderServer, provider_server
+from tests.servers import ProviderServer
 
 pytest_plugins = ["pytester"]
 
@@ -55,15 +54,8 @@ def test_custom(agentreplay):
 )
 
 
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with provider_server() as state:
-        state.echo = True
-        yield state
-
-
 def test_custom_scrubbers_and_matchers_from_the_configure_hook(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_user=USER)
@@ -75,7 +67,7 @@ def test_custom_scrubbers_and_matchers_from_the_configure_hook(
     recorded = run(
         pytester,
         "--agentreplay-record-mode=once",
-        AR_SERVER=server.url,
+        AR_SERVER=echo_server.url,
         AR_TENANT="acme",
         AR_Q="first",
         **values,
@@ -85,7 +77,7 @@ def test_custom_scrubbers_and_matchers_from_the_configure_hook(
     text = path.read_text()
     for name, value in values.items():
         assert value not in text, name
-    assert values["AR_CUSTOMER"] in str(server.requests[0]), "it was sent, and scrubbed"
+    assert values["AR_CUSTOMER"] in str(echo_server.requests[0]), "it was sent, and scrubbed"
     [interaction] = interactions(path)
     headers = interaction["request"]["headers"]
     assert headers["x-internal-token"] == "REDACTED"
@@ -115,11 +107,11 @@ def test_custom_scrubbers_and_matchers_from_the_configure_hook(
             "*tenant: recorded 'acme', now 'globex'*",
         ]
     )
-    assert len(server.requests) == 1
+    assert len(echo_server.requests) == 1
 
 
 def test_a_marker_match_on_names_a_custom_matcher(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     pytester.makeconftest(
         CONFTEST.replace('    settings.match_on = ("method", "path", "tenant")\n', "")
@@ -133,7 +125,7 @@ def test_a_marker_match_on_names_a_custom_matcher(
     run(
         pytester,
         "--agentreplay-record-mode=once",
-        AR_SERVER=server.url,
+        AR_SERVER=echo_server.url,
         AR_TENANT="a",
         AR_Q="1",
         **env,

@@ -7,8 +7,6 @@ what the server received (nothing, in replay) and what is on disk.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from pytest_agentreplay import Reply
@@ -21,7 +19,7 @@ from tests.cassettes._plugin_runs import (
     run,
     texts,
 )
-from tests.servers import ProviderServer, provider_server
+from tests.servers import ProviderServer
 
 pytest_plugins = ["pytester"]
 
@@ -36,17 +34,10 @@ def test_chat(agentreplay):
 )
 
 
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with provider_server() as state:
-        state.echo = True
-        yield state
-
-
 def _chat(
-    pytester: pytest.Pytester, server: ProviderServer, prompts: str, *args: str
+    pytester: pytest.Pytester, echo_server: ProviderServer, prompts: str, *args: str
 ) -> pytest.RunResult:
-    return run(pytester, *args, AR_SERVER=server.url, AR_PROMPTS=prompts)
+    return run(pytester, *args, AR_SERVER=echo_server.url, AR_PROMPTS=prompts)
 
 
 def test_record_modes_are_the_documented_five() -> None:
@@ -54,15 +45,15 @@ def test_record_modes_are_the_documented_five() -> None:
 
 
 def test_none_is_the_default_and_a_missing_cassette_names_the_expected_path(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     pytester.makepyfile(test_user=CHAT)
-    result = _chat(pytester, server, "A")
+    result = _chat(pytester, echo_server, "A")
     result.assert_outcomes(failed=1)
     path = cassette(pytester, "test_chat")
     result.stdout.fnmatch_lines([f"*CassetteMiss: pytest-agentreplay: no cassette at {path}*"])
     result.stdout.fnmatch_lines(["*record mode 'none'*--agentreplay-record-mode=*"])
-    assert server.requests == [], "replay mode never reaches the network"
+    assert echo_server.requests == [], "replay mode never reaches the network"
     assert not path.exists()
 
 
@@ -78,14 +69,14 @@ def test_odd(agentreplay, q):
 
 
 def test_parametrize_ids_with_colon_slash_bracket_get_distinct_safe_paths(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     """The path a miss names is the one recording writes, one file per test id, even
     for ids that only differ in characters a file name cannot hold."""
     pytester.makepyfile(test_user=ODD_IDS)
-    missed = _chat(pytester, server, "-")
+    missed = _chat(pytester, echo_server, "-")
     missed.assert_outcomes(failed=3)
-    _chat(pytester, server, "-", "--agentreplay-record-mode=once").assert_outcomes(passed=3)
+    _chat(pytester, echo_server, "-", "--agentreplay-record-mode=once").assert_outcomes(passed=3)
     written = sorted((pytester.path / "cassettes" / "test_user").iterdir())
     assert len(written) == 3
     for path in written:
@@ -94,46 +85,46 @@ def test_parametrize_ids_with_colon_slash_bracket_get_distinct_safe_paths(
         assert len(path.name.encode()) < 255
         assert f"no cassette at {path} " in missed.stdout.str()
     assert {p["path"] for p in results(pytester)} == {str(p) for p in written}
-    _chat(pytester, server, "-").assert_outcomes(passed=3)  # and they replay
+    _chat(pytester, echo_server, "-").assert_outcomes(passed=3)  # and they replay
 
 
 def test_once_records_when_absent_then_only_replays(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     pytester.makepyfile(test_user=CHAT)
     path = cassette(pytester, "test_chat")
-    _chat(pytester, server, "A,B", "--agentreplay-record-mode=once").assert_outcomes(passed=1)
+    _chat(pytester, echo_server, "A,B", "--agentreplay-record-mode=once").assert_outcomes(passed=1)
     [recorded] = results(pytester)
     assert recorded["sources"] == ["live", "live"]
     assert prompts(path) == ["A", "B"]
     assert texts(path) == ["echo: A", "echo: B"]
     before = path.read_bytes()
-    calls = len(server.requests)
+    calls = len(echo_server.requests)
 
-    _chat(pytester, server, "A,B", "--agentreplay-record-mode=once").assert_outcomes(passed=1)
+    _chat(pytester, echo_server, "A,B", "--agentreplay-record-mode=once").assert_outcomes(passed=1)
     [replayed] = results(pytester)
     assert replayed["sources"] == ["cassette", "cassette"]
     assert replayed["answers"] == ["echo: A", "echo: B"]
 
-    missed = _chat(pytester, server, "A,C", "--agentreplay-record-mode=once")
+    missed = _chat(pytester, echo_server, "A,C", "--agentreplay-record-mode=once")
     missed.assert_outcomes(failed=1)
     missed.stdout.fnmatch_lines(
         ["*CassetteMiss: no recorded interaction matches*record mode once*"]
     )
-    assert len(server.requests) == calls, "once with a cassette never goes live"
+    assert len(echo_server.requests) == calls, "once with a cassette never goes live"
     assert path.read_bytes() == before
 
 
 def test_new_episodes_replays_matches_appends_new_keeps_old(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     pytester.makepyfile(test_user=CHAT)
     path = cassette(pytester, "test_chat")
-    _chat(pytester, server, "A", "--agentreplay-record-mode=once").assert_outcomes(passed=1)
+    _chat(pytester, echo_server, "A", "--agentreplay-record-mode=once").assert_outcomes(passed=1)
     results(pytester)
     old = path.read_text()
 
-    _chat(pytester, server, "A,B", "--agentreplay-record-mode=new_episodes").assert_outcomes(
+    _chat(pytester, echo_server, "A,B", "--agentreplay-record-mode=new_episodes").assert_outcomes(
         passed=1
     )
     [run_] = results(pytester)
@@ -144,23 +135,25 @@ def test_new_episodes_replays_matches_appends_new_keeps_old(
 
 
 def test_all_never_replays_and_keeps_old_interactions(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     pytester.makepyfile(test_user=CHAT)
     path = cassette(pytester, "test_chat")
-    _chat(pytester, server, "A", "--agentreplay-record-mode=once").assert_outcomes(passed=1)
-    server.add(Reply.text("a different answer"))
-    _chat(pytester, server, "A", "--agentreplay-record-mode=all").assert_outcomes(passed=1)
+    _chat(pytester, echo_server, "A", "--agentreplay-record-mode=once").assert_outcomes(passed=1)
+    echo_server.add(Reply.text("a different answer"))
+    _chat(pytester, echo_server, "A", "--agentreplay-record-mode=all").assert_outcomes(passed=1)
     assert [r["sources"] for r in results(pytester)] == [["live"], ["live"]]
     assert texts(path) == ["echo: A", "a different answer"]
-    assert len(server.requests) == 2
+    assert len(echo_server.requests) == 2
 
 
-def test_rewrite_replaces_the_cassette(pytester: pytest.Pytester, server: ProviderServer) -> None:
+def test_rewrite_replaces_the_cassette(
+    pytester: pytest.Pytester, echo_server: ProviderServer
+) -> None:
     pytester.makepyfile(test_user=CHAT)
     path = cassette(pytester, "test_chat")
-    _chat(pytester, server, "A,B", "--agentreplay-record-mode=once").assert_outcomes(passed=1)
-    _chat(pytester, server, "C", "--agentreplay-record-mode=rewrite").assert_outcomes(passed=1)
+    _chat(pytester, echo_server, "A,B", "--agentreplay-record-mode=once").assert_outcomes(passed=1)
+    _chat(pytester, echo_server, "C", "--agentreplay-record-mode=rewrite").assert_outcomes(passed=1)
     assert [r["sources"] for r in results(pytester)] == [["live", "live"], ["live"]]
     assert prompts(path) == ["C"]
 
@@ -208,10 +201,10 @@ def test_a_bad_record_mode_is_a_usage_error(pytester: pytest.Pytester) -> None:
     assert "'nope'" in result.stdout.str() + result.stderr.str()
 
 
-def test_ini_record_mode_records(pytester: pytest.Pytester, server: ProviderServer) -> None:
+def test_ini_record_mode_records(pytester: pytest.Pytester, echo_server: ProviderServer) -> None:
     pytester.makepyfile(test_user=CHAT)
     pytester.makeini("[pytest]\nagentreplay_record_mode = once\n")
-    _chat(pytester, server, "A").assert_outcomes(passed=1)
+    _chat(pytester, echo_server, "A").assert_outcomes(passed=1)
     assert prompts(cassette(pytester, "test_chat")) == ["A"]
 
 
@@ -231,13 +224,15 @@ def test_interleaved(agentreplay):
 
 
 def test_the_handle_lists_calls_in_the_order_they_were_made(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     """A replayed stream still open while a second call goes out live: ``calls`` lists
     them as they were made, not as they ended."""
     pytester.makepyfile(test_user=INTERLEAVED)
-    _chat(pytester, server, "B", "--agentreplay-record-mode=once").assert_outcomes(passed=1)
-    _chat(pytester, server, "C", "--agentreplay-record-mode=new_episodes").assert_outcomes(passed=1)
+    _chat(pytester, echo_server, "B", "--agentreplay-record-mode=once").assert_outcomes(passed=1)
+    _chat(pytester, echo_server, "C", "--agentreplay-record-mode=new_episodes").assert_outcomes(
+        passed=1
+    )
     recorded, mixed = results(pytester)
     assert recorded["calls"] == [[0, "live", "completed"], [1, "live", "completed"]]
     assert mixed["calls"] == [[0, "cassette", "completed"], [1, "live", "completed"]]

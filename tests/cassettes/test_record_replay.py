@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import anthropic  # noqa: F401 - imported once here, so in-process runs reuse it
@@ -17,7 +16,7 @@ import yaml
 import pytest_agentreplay.fakes
 import pytest_agentreplay.session  # noqa: F401
 from pytest_agentreplay import Reply, Usage
-from tests.servers import ProviderServer, provider_server
+from tests.servers import ProviderServer
 
 pytest_plugins = ["pytester"]
 
@@ -49,12 +48,6 @@ def test_stream(agentreplay):
                               "calls": [c.outcome for c in agentreplay.calls],
                               "sources": [c.source for c in agentreplay.calls]}) + "\\n")
 """
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with provider_server() as state:
-        yield state
 
 
 def _run(pytester: pytest.Pytester, server_url: str, out: Path, *args: str) -> pytest.RunResult:

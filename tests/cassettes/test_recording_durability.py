@@ -4,8 +4,6 @@ mid-test, an xdist worker that crashes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from tests.cassettes._plugin_runs import (
@@ -16,16 +14,9 @@ from tests.cassettes._plugin_runs import (
     run,
     run_subprocess,
 )
-from tests.servers import ProviderServer, provider_server
+from tests.servers import ProviderServer
 
 pytest_plugins = ["pytester"]
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with provider_server() as state:
-        state.echo = True
-        yield state
 
 
 GATHER = (
@@ -52,18 +43,18 @@ def test_gather(agentreplay):
 
 
 def test_concurrent_calls_are_written_in_the_order_they_were_made(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     """``asyncio.gather`` of four calls whose answers arrive in reverse order: the
     cassette lists them as they were made, and a re-recording is byte-identical."""
-    server.delays = {"q0": 0.3, "q1": 0.2, "q2": 0.1}
+    echo_server.delays = {"q0": 0.3, "q1": 0.2, "q2": 0.1}
     pytester.makepyfile(test_user=GATHER)
     path = cassette(pytester, "test_gather")
     texts = []
     for _ in range(2):
-        run(pytester, "--agentreplay-record-mode=rewrite", AR_SERVER=server.url).assert_outcomes(
-            passed=1
-        )
+        run(
+            pytester, "--agentreplay-record-mode=rewrite", AR_SERVER=echo_server.url
+        ).assert_outcomes(passed=1)
         texts.append(path.read_bytes())
     assert texts[0] == texts[1]
     assert prompts(path) == ["q0", "q1", "q2", "q3"]
@@ -86,18 +77,18 @@ def test_dies(agentreplay):
 
 
 def test_a_process_that_dies_mid_test_leaves_the_old_cassette_alone(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     pytester.makepyfile(test_user=DIES)
     path = cassette(pytester, "test_dies")
     mode = "--agentreplay-record-mode=new_episodes"
-    run(pytester, mode, AR_SERVER=server.url, AR_PROMPTS="A").assert_outcomes(passed=1)
+    run(pytester, mode, AR_SERVER=echo_server.url, AR_PROMPTS="A").assert_outcomes(passed=1)
     before = path.read_bytes()
-    died = run_subprocess(pytester, mode, AR_SERVER=server.url, AR_PROMPTS="B", AR_DIE="1")
+    died = run_subprocess(pytester, mode, AR_SERVER=echo_server.url, AR_PROMPTS="B", AR_DIE="1")
     assert died.ret == 3
     assert path.read_bytes() == before
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
-    assert len(server.requests) == 2
+    assert len(echo_server.requests) == 2
 
 
 CRASHING_WORKER = (
@@ -117,11 +108,11 @@ def test_crash(agentreplay):
 
 
 def test_a_crashed_xdist_worker_still_gives_a_full_summary(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     pytester.makepyfile(test_user=CRASHING_WORKER)
     result = run_subprocess(
-        pytester, "-n", "2", "--agentreplay-record-mode=once", AR_SERVER=server.url
+        pytester, "-n", "2", "--agentreplay-record-mode=once", AR_SERVER=echo_server.url
     )
     output = result.stdout.str()
     assert "INTERNALERROR" not in output + result.stderr.str()

@@ -4,7 +4,6 @@ configure hook, and lazy — the first event leaves before the last is touched.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from pytest_agentreplay.cassette_model import (
 from pytest_agentreplay.handle import AgentReplay
 from tests import sdk
 from tests.cassettes._plugin_runs import PRELUDE, interactions, results, run
-from tests.servers import ProviderServer, provider_server
+from tests.servers import ProviderServer
 
 pytest_plugins = ["pytester"]
 
@@ -45,12 +44,6 @@ def test_timed(agentreplay):
     report(agentreplay, arrivals=arrivals, text=message.content[0].text)
 """
 )
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with provider_server() as state:
-        yield state
 
 
 def test_pace_replays_with_the_recorded_timing_and_default_is_fast(

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 
 from tests.cassettes._plugin_runs import PRELUDE, cassette, results, run
-from tests.servers import ProviderServer, provider_server
+from tests.servers import ProviderServer
 
 pytest_plugins = ["pytester"]
 
@@ -28,17 +27,14 @@ def test_marker_strict(agentreplay):
 )
 
 
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with provider_server() as state:
-        state.echo = True
-        yield state
-
-
-def _record(pytester: pytest.Pytester, server: ProviderServer, *args: str) -> pytest.RunResult:
+def _record(pytester: pytest.Pytester, echo_server: ProviderServer, *args: str) -> pytest.RunResult:
     pytester.makepyfile(test_user=TESTS)
     result = run(
-        pytester, "--agentreplay-record-mode=once", *args, AR_SERVER=server.url, AR_PROMPTS="A,B"
+        pytester,
+        "--agentreplay-record-mode=once",
+        *args,
+        AR_SERVER=echo_server.url,
+        AR_PROMPTS="A,B",
     )
     result.assert_outcomes(passed=2)
     results(pytester)
@@ -46,9 +42,9 @@ def _record(pytester: pytest.Pytester, server: ProviderServer, *args: str) -> py
 
 
 def test_strict_fails_tests_that_leave_interactions_unplayed(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
-    _record(pytester, server)
+    _record(pytester, echo_server)
     everything = run(pytester, AR_PROMPTS="A,B")
     everything.assert_outcomes(passed=2)
     partial = run(pytester, AR_PROMPTS="A")
@@ -79,13 +75,13 @@ def summary(output: str) -> dict[str, str]:
 
 
 def test_summary_lists_cassettes_unplayed_and_live_calls(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     """(The same summary under xdist, merged from the workers, is checked in
     test_concurrent_recording.py.)"""
     pytester.makepyfile(test_user=TESTS)
     recorded = run(
-        pytester, "--agentreplay-record-mode=once", AR_SERVER=server.url, AR_PROMPTS="A,B"
+        pytester, "--agentreplay-record-mode=once", AR_SERVER=echo_server.url, AR_PROMPTS="A,B"
     )
     recorded.assert_outcomes(passed=2)
     assert summary(recorded.stdout.str()) == {
@@ -110,4 +106,4 @@ def test_summary_lists_cassettes_unplayed_and_live_calls(
     }
     for name in ("test_default", "test_marker_strict"):
         replayed.stdout.fnmatch_lines([f"  {cassette(pytester, name)}: #1 (test_user.py::{name})"])
-    assert len(server.requests) == 4
+    assert len(echo_server.requests) == 4

@@ -29,16 +29,9 @@ from tests.cassettes._plugin_runs import (
     results,
     run,
 )
-from tests.servers import ProviderServer, provider_server
+from tests.servers import ProviderServer
 
 pytest_plugins = ["pytester"]
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with provider_server() as state:
-        state.echo = True
-        yield state
 
 
 CHAT = (
@@ -54,16 +47,16 @@ def test_chat(agentreplay):
 
 
 def test_a_failed_test_keeps_the_existing_cassette_unless_asked(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     pytester.makepyfile(test_user=CHAT)
     path = cassette(pytester, "test_chat")
     mode = "--agentreplay-record-mode=new_episodes"
-    run(pytester, mode, AR_SERVER=server.url, AR_PROMPTS="A").assert_outcomes(passed=1)
+    run(pytester, mode, AR_SERVER=echo_server.url, AR_PROMPTS="A").assert_outcomes(passed=1)
     path.chmod(0o640)
     before = path.read_bytes()
 
-    failed = run(pytester, mode, AR_SERVER=server.url, AR_PROMPTS="A,B", AR_FAIL="1")
+    failed = run(pytester, mode, AR_SERVER=echo_server.url, AR_PROMPTS="A,B", AR_FAIL="1")
     failed.assert_outcomes(failed=1)
     assert path.read_bytes() == before
     failed.stdout.fnmatch_lines([f"  not written: {path} (the test failed; the existing*kept)"])
@@ -72,7 +65,7 @@ def test_a_failed_test_keeps_the_existing_cassette_unless_asked(
         pytester,
         mode,
         "--agentreplay-save-on-failure",
-        AR_SERVER=server.url,
+        AR_SERVER=echo_server.url,
         AR_PROMPTS="A,B",
         AR_FAIL="1",
     )
@@ -87,18 +80,18 @@ def test_a_failed_test_keeps_the_existing_cassette_unless_asked(
 
 
 def test_a_new_cassette_written_keeps_the_umask_and_rewrites_keep_the_mode(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     pytester.makepyfile(test_user=CHAT)
     path = cassette(pytester, "test_chat")
     old_umask = os.umask(0o027)
     try:
-        run(pytester, "--agentreplay-record-mode=once", AR_SERVER=server.url, AR_PROMPTS="A")
+        run(pytester, "--agentreplay-record-mode=once", AR_SERVER=echo_server.url, AR_PROMPTS="A")
     finally:
         os.umask(old_umask)
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
     path.chmod(0o600)
-    run(pytester, "--agentreplay-record-mode=rewrite", AR_SERVER=server.url, AR_PROMPTS="B")
+    run(pytester, "--agentreplay-record-mode=rewrite", AR_SERVER=echo_server.url, AR_PROMPTS="B")
     assert prompts(path) == ["B"]
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert list(path.parent.glob("*.tmp")) == [] and list(path.parent.glob("*.lock")) == []
@@ -162,18 +155,18 @@ def _assert_clean(path: Path, canaries: dict[str, str]) -> None:
 
 
 def test_secrets_never_reach_disk_on_record_append_and_rewrite(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     canaries = _canaries()
     pytester.makepyfile(test_user=SECRETS)
     path = cassette(pytester, "test_secrets")
     for mode, prompt in (("once", "A"), ("new_episodes", "B"), ("rewrite", "C")):
-        server.add_raw(stream_with_secret(canaries["AR_SSE_KEY"], f"reply {prompt}"))
+        echo_server.add_raw(stream_with_secret(canaries["AR_SSE_KEY"], f"reply {prompt}"))
         result = run(
             pytester,
             f"--agentreplay-record-mode={mode}",
             "-v",  # the summary lists every live call
-            AR_SERVER=server.url,
+            AR_SERVER=echo_server.url,
             AR_PROMPTS=prompt,
             **canaries,
         )
@@ -181,11 +174,11 @@ def test_secrets_never_reach_disk_on_record_append_and_rewrite(
         _assert_clean(path, canaries)
         assert not any(v in result.stdout.str() for v in canaries.values())
     # The secrets did go out on the wire...
-    assert server.headers[-2]["authorization"] == f"Bearer {canaries['ANTHROPIC_API_KEY']}"
-    assert server.headers[-2]["x-api-key"] == canaries["AR_X_API_KEY"]
-    assert server.headers[-1]["authorization"] == f"Bearer {canaries['AR_BEARER']}"
-    assert canaries["AR_QUERY_KEY"] in server.paths[-2]
-    assert canaries["AR_BODY_KEY"] in json.dumps(server.requests[-2])
+    assert echo_server.headers[-2]["authorization"] == f"Bearer {canaries['ANTHROPIC_API_KEY']}"
+    assert echo_server.headers[-2]["x-api-key"] == canaries["AR_X_API_KEY"]
+    assert echo_server.headers[-1]["authorization"] == f"Bearer {canaries['AR_BEARER']}"
+    assert canaries["AR_QUERY_KEY"] in echo_server.paths[-2]
+    assert canaries["AR_BODY_KEY"] in json.dumps(echo_server.requests[-2])
     # ... and every one of them was scrubbed on each write, the last one a rewrite.
     assert prompts(path) == ["C", "C?"]
     streamed, plain = interactions(path)
@@ -214,7 +207,7 @@ def test_survivor(agentreplay):
 
 @pytest.mark.parametrize("mode", ["new_episodes", "rewrite", "all"])
 def test_the_backstop_refuses_the_write_and_keeps_the_old_file(
-    pytester: pytest.Pytester, server: ProviderServer, mode: str
+    pytester: pytest.Pytester, echo_server: ProviderServer, mode: str
 ) -> None:
     """A secret no rule knows by name (an API-key env value in a custom header) is
     caught by the final scan: nothing is written, and the error says where, not what."""
@@ -223,7 +216,7 @@ def test_the_backstop_refuses_the_write_and_keeps_the_old_file(
     run(
         pytester,
         "--agentreplay-record-mode=once",
-        AR_SERVER=server.url,
+        AR_SERVER=echo_server.url,
         AR_PROMPTS="A",
         MYSERVICE_TOKEN="short",  # under 8 characters: not scanned for
     ).assert_outcomes(passed=1)
@@ -232,7 +225,7 @@ def test_the_backstop_refuses_the_write_and_keeps_the_old_file(
     result = run(
         pytester,
         f"--agentreplay-record-mode={mode}",
-        AR_SERVER=server.url,
+        AR_SERVER=echo_server.url,
         AR_PROMPTS="B",
         MYSERVICE_TOKEN=token,
     )
@@ -279,11 +272,11 @@ def ticks() -> Iterator[bytes]:
 
 
 def test_a_stream_that_never_ends_is_delivered_while_recording(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     pytester.makepyfile(test_user=ENDLESS)
-    server.add_raw(ticks(), delay=0.01)
-    recorded = run(pytester, "--agentreplay-record-mode=once", AR_SERVER=server.url)
+    echo_server.add_raw(ticks(), delay=0.01)
+    recorded = run(pytester, "--agentreplay-record-mode=once", AR_SERVER=echo_server.url)
     recorded.assert_outcomes(passed=1)
     [live] = results(pytester)
     assert live["seen"] == [f'data: {{"n": {n}}}' for n in range(5)]
@@ -317,13 +310,13 @@ def test_big(agentreplay):
 
 
 def test_a_huge_stream_hits_max_body_bytes_with_a_clear_error(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     pytester.makeconftest(CAP)
     pytester.makepyfile(test_user=BIG)
     chunk = b"event: blob\ndata: " + b"x" * 100 + b"\n\n"
-    server.add_raw([chunk] * 100)
-    result = run(pytester, "--agentreplay-record-mode=once", AR_SERVER=server.url)
+    echo_server.add_raw([chunk] * 100)
+    result = run(pytester, "--agentreplay-record-mode=once", AR_SERVER=echo_server.url)
     result.assert_outcomes(passed=1, errors=1)
     assert results(pytester)[0]["size"] == len(chunk) * 100, "the client still got it all"
     result.stdout.fnmatch_lines(
@@ -385,11 +378,13 @@ def _slow_after(k: int, reply: Reply) -> Iterator[bytes]:
 
 
 def test_ctrl_c_mid_stream_marks_the_recording_incomplete_and_replay_refuses_it(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     pytester.makepyfile(test_user=INTERRUPTED)
-    server.add_raw(_slow_after(5, Reply.text(" ".join(f"w{i}" for i in range(8)))))
-    with environ(AR_SERVER=server.url, AR_INTERRUPT="1", AR_OUT=str(pytester.path / "out.jsonl")):
+    echo_server.add_raw(_slow_after(5, Reply.text(" ".join(f"w{i}" for i in range(8)))))
+    with environ(
+        AR_SERVER=echo_server.url, AR_INTERRUPT="1", AR_OUT=str(pytester.path / "out.jsonl")
+    ):
         interrupted = pytester.runpytest_inprocess(
             "-p", "no:cacheprovider", "--agentreplay-record-mode=once", no_reraise_ctrlc=True
         )

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import base64
 import secrets
-from collections.abc import Iterator
 from urllib.parse import quote
 
 import pytest
 
 from tests.cassettes._plugin_runs import PRELUDE, cassette, run
-from tests.servers import ProviderServer, provider_server
+from tests.servers import ProviderServer
 
 pytest_plugins = ["pytester"]
 
@@ -51,13 +50,6 @@ PLACES = {
 }
 
 
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with provider_server() as state:
-        state.echo = True
-        yield state
-
-
 def _encodings(canary: str) -> list[str]:
     """The canary as it could be printed: plain, URL-encoded, and base64 at each alignment."""
     forms = [canary, quote(canary, safe="")]
@@ -68,12 +60,12 @@ def _encodings(canary: str) -> list[str]:
 
 @pytest.mark.parametrize("where", sorted(PLACES))
 def test_canary_backstop_refuses_the_write_and_keeps_the_old_file(
-    pytester: pytest.Pytester, server: ProviderServer, where: str
+    pytester: pytest.Pytester, echo_server: ProviderServer, where: str
 ) -> None:
     pytester.makepyfile(test_user=LEAKY)
     path = cassette(pytester, "test_leaky")
     run(
-        pytester, "--agentreplay-record-mode=once", AR_SERVER=server.url, AR_PROMPTS="A"
+        pytester, "--agentreplay-record-mode=once", AR_SERVER=echo_server.url, AR_PROMPTS="A"
     ).assert_outcomes(passed=1)
     before = path.read_bytes()
 
@@ -81,13 +73,13 @@ def test_canary_backstop_refuses_the_write_and_keeps_the_old_file(
     result = run(
         pytester,
         "--agentreplay-record-mode=new_episodes",
-        AR_SERVER=server.url,
+        AR_SERVER=echo_server.url,
         AR_PROMPTS="B",
         AR_WHERE=where,
         AR_CANARY_API_KEY=canary,
     )
     result.assert_outcomes(passed=1, errors=1)
-    assert len(server.requests) == 2, "the canary really went out on the wire"
+    assert len(echo_server.requests) == 2, "the canary really went out on the wire"
     assert path.read_bytes() == before
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name], "no temp file left"
     field, kind = PLACES[where]

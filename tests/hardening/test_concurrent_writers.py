@@ -17,23 +17,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import pytest
 
 from pytest_agentreplay.cassette import load
 from tests.cassettes._plugin_runs import PRELUDE, cassette, prompts, run, run_subprocess
 from tests.cassettes.test_recording_durability import GATHER
-from tests.servers import ProviderServer, provider_server
+from tests.servers import ProviderServer
 
 pytest_plugins = ["pytester"]
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with provider_server() as state:
-        state.echo = True
-        yield state
 
 
 SHARED = (
@@ -48,12 +40,12 @@ def test_shared(agentreplay):
 
 
 def test_four_processes_recording_one_cassette_lose_nothing(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     pytester.makepyfile(test_user=SHARED)
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"]
     command += ["-p", "pytest_agentreplay.plugin", "--agentreplay-record-mode=new_episodes"]
-    env = {**os.environ, "AR_SERVER": server.url, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    env = {**os.environ, "AR_SERVER": echo_server.url, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     procs = [
         subprocess.Popen(
             command,
@@ -94,15 +86,17 @@ def test_crash(agentreplay):
 
 
 def test_a_worker_crashing_mid_record_leaves_a_full_summary_and_intact_cassettes(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     pytester.makepyfile(test_user=CRASHING)
-    run(pytester, "--agentreplay-record-mode=once", AR_SERVER=server.url).assert_outcomes(passed=5)
+    run(pytester, "--agentreplay-record-mode=once", AR_SERVER=echo_server.url).assert_outcomes(
+        passed=5
+    )
     doomed = cassette(pytester, "test_crash")
     before = doomed.read_bytes()
 
     mode = "--agentreplay-record-mode=new_episodes"
-    result = run_subprocess(pytester, "-n", "2", mode, AR_SERVER=server.url, AR_MORE="+")
+    result = run_subprocess(pytester, "-n", "2", mode, AR_SERVER=echo_server.url, AR_MORE="+")
     output = result.stdout.str() + result.stderr.str()
     assert "INTERNALERROR" not in output
     result.assert_outcomes(passed=4, failed=1)
@@ -115,16 +109,16 @@ def test_a_worker_crashing_mid_record_leaves_a_full_summary_and_intact_cassettes
 
 
 def test_gather_rerecords_byte_identically_whatever_order_answers_arrive_in(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     pytester.makepyfile(test_user=GATHER)
     path = cassette(pytester, "test_gather")
     recordings = []
     for slow_first in (True, False):
         order = range(4) if slow_first else reversed(range(4))
-        server.delays = {f"q{i}": 0.05 * rank for rank, i in enumerate(order)}
+        echo_server.delays = {f"q{i}": 0.05 * rank for rank, i in enumerate(order)}
         rewrite = "--agentreplay-record-mode=rewrite"
-        run(pytester, rewrite, AR_SERVER=server.url).assert_outcomes(passed=1)
+        run(pytester, rewrite, AR_SERVER=echo_server.url).assert_outcomes(passed=1)
         recordings.append(path.read_bytes())
     assert recordings[0] == recordings[1]
     assert prompts(path) == ["q0", "q1", "q2", "q3"]

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import re
 import signal
-from collections.abc import Iterator
 
 import pytest
 
 from tests.cassettes._plugin_runs import PRELUDE, cassette, prompts, run, run_subprocess
-from tests.servers import ProviderServer, provider_server
+from tests.servers import ProviderServer
 
 pytest_plugins = ["pytester"]
 
@@ -54,31 +53,29 @@ if HOW:
 EXITS = {"exception": 1, "exit": 7, "sigkill": -signal.SIGKILL}
 
 
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with provider_server() as state:
-        state.echo = True
-        yield state
-
-
 @pytest.mark.parametrize("how", sorted(EXITS))
 def test_crash_mid_write_keeps_the_old_cassette_and_cleans_up(
-    pytester: pytest.Pytester, server: ProviderServer, how: str
+    pytester: pytest.Pytester, echo_server: ProviderServer, how: str
 ) -> None:
     pytester.makepyfile(test_user=USER_TEST)
     pytester.makeconftest(CRASHING_WRITE)
     path = cassette(pytester, "test_chat")
     mode = "--agentreplay-record-mode=new_episodes"
-    run(pytester, mode, AR_SERVER=server.url, AR_PROMPTS="A").assert_outcomes(passed=1)
+    run(pytester, mode, AR_SERVER=echo_server.url, AR_PROMPTS="A").assert_outcomes(passed=1)
     before = path.read_bytes()
 
     pid_file = pytester.path / "pid"
     crashed = run_subprocess(
-        pytester, mode, AR_SERVER=server.url, AR_PROMPTS="B", AR_CRASH=how, AR_PID=str(pid_file)
+        pytester,
+        mode,
+        AR_SERVER=echo_server.url,
+        AR_PROMPTS="B",
+        AR_CRASH=how,
+        AR_PID=str(pid_file),
     )
     assert crashed.ret == EXITS[how], crashed.stdout.str()
     assert path.read_bytes() == before, "the old cassette changed"
-    assert len(server.requests) == 2, "the crashed run did record a call"
+    assert len(echo_server.requests) == 2, "the crashed run did record a call"
     others = sorted(p.name for p in path.parent.iterdir() if p != path)
     if how == "exception":
         assert others == [], "the temporary file was not removed"
@@ -92,8 +89,8 @@ def test_crash_mid_write_keeps_the_old_cassette_and_cleans_up(
     assert others == sorted([leftover, "test_chat.yaml.lock"])
     assert (path.parent / leftover).read_bytes().endswith(b"partial garbage")
 
-    run(pytester, AR_SERVER=server.url, AR_PROMPTS="A").assert_outcomes(passed=1)  # replay
+    run(pytester, AR_SERVER=echo_server.url, AR_PROMPTS="A").assert_outcomes(passed=1)  # replay
     # The next write sweeps both at once: nobody holds the temp file, its process is gone.
-    run(pytester, mode, AR_SERVER=server.url, AR_PROMPTS="C").assert_outcomes(passed=1)
+    run(pytester, mode, AR_SERVER=echo_server.url, AR_PROMPTS="C").assert_outcomes(passed=1)
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
     assert prompts(path) == ["A", "C"]

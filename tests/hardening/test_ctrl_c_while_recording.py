@@ -14,14 +14,13 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 
 import pytest
 import yaml
 
 from pytest_agentreplay import Reply
 from tests.cassettes._plugin_runs import PRELUDE, cassette, results, run
-from tests.servers import ProviderServer, provider_server
+from tests.servers import ProviderServer
 
 pytest_plugins = ["pytester"]
 
@@ -40,12 +39,6 @@ def test_stream(agentreplay):
         report(agentreplay, error=type(error).__name__)
 """
 )
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with provider_server() as state:
-        yield state
 
 
 def _interrupt_mid_stream(pytester: pytest.Pytester, server: ProviderServer) -> str:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import time
 import tracemalloc
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,7 @@ from pytest_agentreplay.cassette_model import (
 )
 from pytest_agentreplay.handle import AgentReplay
 from tests.cassettes._plugin_runs import PRELUDE, cassette, results, run
-from tests.servers import ProviderServer, provider_server
+from tests.servers import ProviderServer
 
 pytest_plugins = ["pytester"]
 
@@ -161,12 +160,6 @@ def test_huge(agentreplay):
 """
 )
 RECORD_BUDGET = 3 * 1024 * 1024  # bytes, for a 1 MB cap and a 20 MB stream
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with provider_server() as state:
-        yield state
 
 
 def test_recording_a_stream_over_the_size_cap_is_a_clear_error_in_bounded_memory(

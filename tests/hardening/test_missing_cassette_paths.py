@@ -7,13 +7,12 @@ filesystem-safe file per id.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.cassettes._plugin_runs import PRELUDE, run
-from tests.servers import ProviderServer, provider_server
+from tests.servers import ProviderServer
 
 pytest_plugins = ["pytester"]
 
@@ -29,20 +28,13 @@ def test_odd(agentreplay, name):
 )
 
 
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with provider_server() as state:
-        state.echo = True
-        yield state
-
-
 def test_a_missing_cassette_names_the_path_recording_then_writes(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     pytester.makepyfile(test_user=USER_TEST)
-    replay = run(pytester, AR_SERVER=server.url)
+    replay = run(pytester, AR_SERVER=echo_server.url)
     replay.assert_outcomes(failed=len(IDS))
-    assert server.requests == [], "replay went live"
+    assert echo_server.requests == [], "replay went live"
     paths = sorted(set(re.findall(r"no cassette at (\S+?\.yaml)", replay.stdout.str())))
     assert len(paths) == len(IDS), f"expected one distinct path per id: {paths}"
     for path in map(Path, paths):
@@ -50,7 +42,7 @@ def test_a_missing_cassette_names_the_path_recording_then_writes(
         assert not set(path.name) & set(':/\\*?"<>|'), f"not filesystem-safe: {path.name}"
         assert not path.exists()
 
-    run(pytester, "--agentreplay-record-mode=once", AR_SERVER=server.url).assert_outcomes(
+    run(pytester, "--agentreplay-record-mode=once", AR_SERVER=echo_server.url).assert_outcomes(
         passed=len(IDS)
     )
     written = sorted(str(p) for p in (pytester.path / "cassettes" / "test_user").iterdir())

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,7 @@ from pytest_agentreplay.cassette_model import (
 )
 from pytest_agentreplay.redact import default_scrubber
 from tests.cassettes._plugin_runs import cassette, results, run
-from tests.servers import ProviderServer, provider_server
+from tests.servers import ProviderServer
 
 pytest_plugins = ["pytester"]
 
@@ -118,12 +117,6 @@ def _script(server: ProviderServer, s: dict[str, str]) -> None:
         data = json.dumps({"type": "ping", "auth": {"api_key": s["sse"]}, "n": 1})
         stream = [b"event: ping\ndata: " + data.encode() + b"\n\n", b"data: [DONE]\n\n"]
         server.add_raw(stream, headers=_response_headers(s, "text/event-stream"))
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with provider_server() as state:
-        yield state
 
 
 def _run(pytester: pytest.Pytester, server: ProviderServer, s: dict[str, str], *args: str) -> Any:

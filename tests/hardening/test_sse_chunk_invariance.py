@@ -14,7 +14,7 @@ kept as it arrived.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ from pytest_agentreplay.playbacks import Plan
 from pytest_agentreplay.player import playback_for
 from pytest_agentreplay.sse import SSEDecoder
 from pytest_agentreplay.strategies import Chunking, chunkings, sse_streams
-from tests.servers import ProviderServer, provider_server
+from tests.servers import ProviderServer
 from tests.test_sse import reference_decode
 
 TRAPS = (
@@ -59,12 +59,6 @@ def _decoded(chunks: list[bytes]) -> tuple[list[tuple[Any, ...]], bool]:
 def _tuples(events: Iterable[Any]) -> list[tuple[Any, ...]]:
     """Events as the reference decoder's tuples (its "no id yet" is ``""``)."""
     return [(e.event, e.data, e.id or "", e.retry) for e in events]
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with provider_server() as state:
-        yield state
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ it and show up in its log. It must stay empty.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from pytest_agentreplay.cassette_model import (
 from pytest_agentreplay.handle import AgentReplay
 from pytest_agentreplay.providers import codec_for
 from pytest_agentreplay.providers.base import RenderContext
-from tests.servers import ProviderServer, provider_server
+from tests.servers import ProviderServer
 
 KINDS = ("pool", "to_thread", "anyio")
 
@@ -51,17 +50,10 @@ def _interaction(url: str, prompt: str) -> Interaction:
 
 
 @pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with provider_server() as state:
-        state.echo = True  # it would answer anything that reached it
-        yield state
-
-
-@pytest.fixture
-def agentreplay_config(server: ProviderServer, tmp_path: Path) -> dict[str, Any]:
-    """A cassette recorded against ``server``: one call per kind of worker thread."""
+def agentreplay_config(echo_server: ProviderServer, tmp_path: Path) -> dict[str, Any]:
+    """A cassette recorded against ``echo_server``: one call per kind of worker thread."""
     path = tmp_path / "threads.yaml"
-    url = f"{server.url}/v1/messages"
+    url = f"{echo_server.url}/v1/messages"
     save(path, Cassette(interactions=[_interaction(url, kind) for kind in KINDS]))
     return {"cassette": str(path)}
 
@@ -83,9 +75,9 @@ async def _in_thread(kind: str, module: Any, url: str, prompt: str) -> str:
 @pytest.mark.anyio
 @pytest.mark.parametrize("module", [httpx, httpx2], ids=["httpx", "httpx2"])
 async def test_requests_from_worker_threads_are_replayed_or_blocked_never_live(
-    agentreplay: AgentReplay, server: ProviderServer, module: Any
+    agentreplay: AgentReplay, echo_server: ProviderServer, module: Any
 ) -> None:
-    url = f"{server.url}/v1/messages"
+    url = f"{echo_server.url}/v1/messages"
     for kind in KINDS:
         assert await _in_thread(kind, module, url, kind) == f"replayed {kind}"
     for kind in KINDS:
@@ -93,4 +85,4 @@ async def test_requests_from_worker_threads_are_replayed_or_blocked_never_live(
             await _in_thread(kind, module, url, f"{kind} again, not recorded")
     assert [call.source for call in agentreplay.calls] == ["cassette"] * 3
     assert agentreplay.live_calls == []
-    assert server.requests == [], "a worker thread's request went out live"
+    assert echo_server.requests == [], "a worker thread's request went out live"

@@ -12,7 +12,6 @@ can match (in `new_episodes` mode it goes out live and is recorded again).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2
@@ -35,16 +34,9 @@ from pytest_agentreplay.providers.base import RenderContext
 from pytest_agentreplay.runlog import Egress, RunLog
 from tests.cassettes._plugin_runs import run
 from tests.invariants._toy import ToyAgent
-from tests.servers import ProviderServer, provider_server
+from tests.servers import ProviderServer
 
 pytest_plugins = ["pytester"]
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with provider_server() as state:
-        state.echo = True
-        yield state
 
 
 @pytest.mark.anyio
@@ -57,11 +49,11 @@ async def test_a_run_served_by_a_fake_makes_no_live_call(scripted_model: FakeMod
 
 @pytest.mark.anyio
 async def test_a_base_url_leaked_to_a_local_proxy_goes_live(
-    scripted_model: FakeModel, server: ProviderServer
+    scripted_model: FakeModel, echo_server: ProviderServer
 ) -> None:
     scripted_model.check_unused = False  # the agent never reaches the fake
     scripted_model.script(Reply.text("Offline answer."))
-    agent = ToyAgent(log=RunLog(), base_url=server.url)  # e.g. ANTHROPIC_BASE_URL in CI
+    agent = ToyAgent(log=RunLog(), base_url=echo_server.url)  # e.g. ANTHROPIC_BASE_URL in CI
 
     assert (await agent.run_turn("hi") or "").startswith("echo: ")  # the proxy answered
     await agent.aclose()
@@ -69,11 +61,11 @@ async def test_a_base_url_leaked_to_a_local_proxy_goes_live(
     with pytest.raises(InvariantViolation) as failure:
         invariants.assert_no_live_calls()
     assert str(failure.value).splitlines() == [
-        f"assert_no_live_calls failed at live call #1: POST {server.url}/v1/messages: 1 "
+        f"assert_no_live_calls failed at live call #1: POST {echo_server.url}/v1/messages: 1 "
         f"request(s) went out to the network instead of being answered by a fake model or "
         f"from the recording",
         "  diff:",
-        f"    live_calls[0]: new logged: 'POST {server.url}/v1/messages'",
+        f"    live_calls[0]: new logged: 'POST {echo_server.url}/v1/messages'",
     ]
 
 
@@ -177,12 +169,12 @@ def _cassette(path: Path, url: str) -> None:
 
 
 def test_replay_answers_every_call_from_the_recording(
-    pytester: pytest.Pytester, server: ProviderServer
+    pytester: pytest.Pytester, echo_server: ProviderServer
 ) -> None:
     folder = pytester.path / "cassettes" / "test_user"
     folder.mkdir(parents=True)
     _cassette(folder / "hello.yaml", "https://api.anthropic.com/v1/messages")
-    _cassette(folder / "local.yaml", f"{server.url}/v1/messages")
+    _cassette(folder / "local.yaml", f"{echo_server.url}/v1/messages")
     pytester.makepyfile(test_user=USER_TESTS)
 
     result = run(pytester, "test_user.py::test_replay", AR_BASE="")
@@ -197,13 +189,13 @@ def test_replay_answers_every_call_from_the_recording(
         ]
     )
 
-    result = run(pytester, "test_user.py::test_a_prompt_with_a_clock", AR_BASE=server.url)
+    result = run(pytester, "test_user.py::test_a_prompt_with_a_clock", AR_BASE=echo_server.url)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            f"*assert_no_live_calls failed at live call #1: POST {server.url}/v1/messages: 1 "
+            f"*assert_no_live_calls failed at live call #1: POST {echo_server.url}/v1/messages: 1 "
             f"request(s) went out to the network instead of being answered by a fake model or from "
             f"the recording*",
         ]
     )
-    assert len(server.requests) == 1  # it really went out
+    assert len(echo_server.requests) == 1  # it really went out
