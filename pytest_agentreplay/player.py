@@ -158,36 +158,24 @@ def _body_playback(
     if fault is not None and fault.kind == "http":
         return for_error(codec, fault, RenderContext(), plan)
     body = b"" if fault is not None and fault.kind == "empty" else response.content()
-    if fault is None and response.end in _RECORDED_FAULT:
-        return _ended_early(response, body, plan)
-    headers = [*_headers(response), ("content-length", str(len(body)))]
-    cut = fault is not None and fault.kind in ("cut", "timeout")
+    length: str | None = str(len(body))
+    deliver: int | None = None
+    ending = "complete"
+    if fault is not None and fault.kind in ("cut", "timeout"):
+        deliver, ending = 0, fault.kind  # the headers arrive, the body never does
+    elif fault is None and response.end in _RECORDED_FAULT:
+        # The connection dropped (or timed out) while it was recorded: the part that
+        # arrived, then the same failure, as a stream's recorded ending is replayed;
+        # with the length announced then (longer than what came), if there was one,
+        # so the client knows the body is short.
+        length, ending = response.headers.get("content-length"), _RECORDED_FAULT[response.end]
+    headers = _headers(response) + ([("content-length", length)] if length else [])
     return Playback(
         status=response.status,
         headers=headers,
         events=[body],
-        deliver=0 if cut else None,
-        ending=fault.kind if cut and fault is not None else "complete",  # type: ignore[arg-type]
-        chunker=plan.chunker,
-        on_end=plan.on_end,
-    )
-
-
-def _ended_early(response: RecordedResponse, body: bytes, plan: Plan) -> Playback:
-    """A body whose connection dropped (or timed out) while it was recorded: the part
-    that arrived, then the same failure, as a stream's recorded ending is replayed.
-
-    The recorded ``content-length`` (the length announced, longer than what came)
-    is sent back if there was one, so the client knows the body is short; without
-    one the body is not length-delimited and only the failure ends it.
-    """
-    announced = response.headers.get("content-length")
-    headers = _headers(response) + ([("content-length", announced)] if announced else [])
-    return Playback(
-        status=response.status,
-        headers=headers,
-        events=[body],
-        ending=_RECORDED_FAULT[response.end],  # type: ignore[arg-type]
+        deliver=deliver,
+        ending=ending,  # type: ignore[arg-type]
         chunker=plan.chunker,
         on_end=plan.on_end,
     )
