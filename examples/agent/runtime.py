@@ -319,17 +319,17 @@ class Agent:
                 if heal:
                     refreshed = True
                     await self._refresh_or_fail(step, error)
-                    step.partial.clear()  # an abandoned try's text is never saved
                 else:
-                    step.partial.clear()
+                    step.partial.clear()  # an abandoned try's text is never saved
                     tries += 1
                     delay = retry_delay(tries, self.config.backoff, error.retry_after)
                     self._end_step(step, "retrying", error=error, retry_in=delay)
                     await asyncio.sleep(delay)
 
     async def _refresh_or_fail(self, step: _Step, error: AgentError) -> None:
-        """End ``step`` as retried after new credentials, or — when there are none (the
-        refresh raised) — as failed with the refusal, which then fails the turn."""
+        """End ``step`` as retried after new credentials (its text abandoned, as any
+        retried try's), or — when there are none (the refresh raised) — as failed with
+        the refusal, which then fails the turn and keeps the text."""
         try:
             await self._refresh_credentials()
         except asyncio.CancelledError:  # the try was being abandoned: its text goes too
@@ -339,6 +339,7 @@ class Agent:
         except Exception:
             self._end_step(step, "failed", error=error, text="".join(step.partial))
             raise error from None
+        step.partial.clear()
         self._end_step(step, "retrying", error=error)
 
     async def _refresh_credentials(self) -> None:
