@@ -235,8 +235,10 @@ def _close_cassette(item: pytest.Item, session: CassetteSession, router: Router)
         record_mode=session.record_mode,
         replayed=sum(1 for c in session.calls if c.source == "cassette"),
         unplayed=session.unplayed,
-        live_calls=[_shown(call, session.scrubber) for call in router.live_calls],
-        blocked=[_shown(call, session.scrubber) for call in router.blocked],
+        # The summary may print these (CI logs are public): masked as messages are,
+        # URLs scrubbed as in a cassette (``?key=`` and the like).
+        live_calls=[session.scrubber.mask(call) for call in router.live_calls],
+        blocked=[session.scrubber.mask(call) for call in router.blocked],
     )
     item.config.stash[_REPORT].add(use)
     item.stash.setdefault(_USES, []).append(use)
@@ -263,13 +265,6 @@ def _order_shared_cassettes(config: pytest.Config) -> None:
             order_blocks(Path(path), [(u.order, u.block) for u in uses], _scrubber(config))
         except (AgentReplayError, OSError) as exc:
             config.stash[_REPORT].problems.append(f"could not put {path} in test order: {exc}")
-
-
-def _shown(call: str, scrubber: Scrubber) -> str:
-    """A ``METHOD URL`` ledger entry as the summary may print it (CI logs are public):
-    the URL scrubbed as it would be in a cassette (``?key=`` and the like), then any
-    secret-looking string masked."""
-    return scrubber.mask(call)
 
 
 def _fake(request: pytest.FixtureRequest, router: Router, name: str) -> FakeModel:
