@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Generator, Iterator
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +43,8 @@ _RUN_STARTED: pytest.StashKey[float] = pytest.StashKey()
 _RUN_STARTED_KEY = "agentreplay_run_started"
 _USES: pytest.StashKey[list[CassetteUse]] = pytest.StashKey()
 _VCR: pytest.StashKey[str] = pytest.StashKey()
+_ROUTER: pytest.StashKey[Router] = pytest.StashKey()
+_HANDLE: pytest.StashKey[AgentReplay] = pytest.StashKey()
 _REPORT_ATTR = "agentreplay_uses"  # on a worker's teardown report, read by the controller
 
 
@@ -86,14 +88,23 @@ def _block_everywhere(config: pytest.Config) -> bool:
 
 
 @pytest.fixture(autouse=True)
-def _agentreplay_marker(request: pytest.FixtureRequest) -> None:
+def _agentreplay_marker(request: pytest.FixtureRequest) -> Iterator[None]:
     """Tests with the marker get their cassette; ``--agentreplay-block-network``
-    guards every test. Costs one marker lookup in tests that do neither."""
+    guards every test. Costs one marker lookup in tests that do neither.
+
+    The marker's scope (router and cassette) is opened here directly rather than
+    through the ``agentreplay`` fixture: two fewer fixtures a test, which is most of
+    what the plugin adds to a replayed test (see bench/ W4). The fixtures that a
+    test also asks for hand out the objects opened here."""
     node = request.node
     if node.get_closest_marker("agentreplay") is not None:
-        request.getfixturevalue("agentreplay")
-    elif _block_everywhere(node.config):
-        request.getfixturevalue("_agentreplay_router")
+        config = request.getfixturevalue("agentreplay_config")
+        with _router_scope(node, config) as router, _cassette_scope(request, router):
+            yield
+    else:
+        if _block_everywhere(node.config):
+            request.getfixturevalue("_agentreplay_router")
+        yield
 
 
 @pytest.fixture
@@ -109,20 +120,13 @@ def agentreplay_config() -> dict[str, Any]:
 def _agentreplay_router(
     request: pytest.FixtureRequest, agentreplay_config: dict[str, Any]
 ) -> Iterator[Router]:
-    """The interception scope of one test: egress rules from the settings, all handlers."""
-    from .intercept import Router, intercepting
-    from .settings import resolve
-
-    item = request.node
-    settings = item.stash[_RESOLVED] = resolve(item, agentreplay_config)
-    router = Router(
-        test=item.nodeid,
-        allow_hosts=settings.allow_hosts,
-        allow_loopback=not settings.block_loopback,
-        hint=f"Record it with: pytest '{item.nodeid}' --agentreplay-record-mode=new_episodes",
-        mask=_masker(item.config),
-    )
-    with intercepting(router):
+    """The interception scope of one test: egress rules from the settings, all handlers
+    (the marker's, when the test has the marker)."""
+    router = request.node.stash.get(_ROUTER, None)
+    if router is not None:
+        yield router
+        return
+    with _router_scope(request.node, agentreplay_config) as router:
         yield router
 
 
@@ -132,20 +136,56 @@ def agentreplay(
 ) -> Iterator[AgentReplay]:
     """The per-test cassette handle: path, interactions, calls, live-call ledger,
     ``inject(fault, at_call=n)``. Using it (or the marker) turns the cassette on."""
+    handle = request.node.stash.get(_HANDLE, None)
+    if handle is not None:  # the marker opened it
+        yield handle
+        return
+    with _cassette_scope(request, _agentreplay_router) as handle:
+        yield handle
+
+
+@contextmanager
+def _router_scope(item: pytest.Item, config: dict[str, Any]) -> Iterator[Router]:
+    """Intercept for one test: a router with the egress rules its settings give."""
+    from .intercept import Router, intercepting
+    from .settings import resolve
+
+    settings = item.stash[_RESOLVED] = resolve(item, config)
+    router = Router(
+        test=item.nodeid,
+        allow_hosts=settings.allow_hosts,
+        allow_loopback=not settings.block_loopback,
+        hint=f"Record it with: pytest '{item.nodeid}' --agentreplay-record-mode=new_episodes",
+        mask=_masker(item.config),
+    )
+    item.stash[_ROUTER] = router
+    try:
+        with intercepting(router):
+            yield router
+    finally:
+        del item.stash[_ROUTER]
+
+
+@contextmanager
+def _cassette_scope(request: pytest.FixtureRequest, router: Router) -> Iterator[AgentReplay]:
+    """One test's cassette on ``router``: opened, played or recorded, then finished."""
     from .handle import AgentReplay
 
-    session = _open_cassette(request.node, _agentreplay_router)
-    request.node.stash.setdefault(_CASSETTES, []).append(session)
-    _agentreplay_router.add(session)
-    _agentreplay_router.recorder = session.recorder()
-    _agentreplay_router.block = not session.recording
+    node = request.node
+    session = _open_cassette(node, router)
+    node.stash.setdefault(_CASSETTES, []).append(session)
+    router.add(session)
+    router.recorder = session.recorder()
+    router.block = not session.recording
+    handle = node.stash[_HANDLE] = AgentReplay(session, router)
     try:
-        with _non_httpx_clients(request.config, session, _agentreplay_router):
-            yield AgentReplay(session, _agentreplay_router)
+        with _non_httpx_clients(request.config, session, router):
+            yield handle
     finally:
-        _agentreplay_router.remove(session)
-        _agentreplay_router.recorder = None
-        _close_cassette(request.node, session, _agentreplay_router)
+        del node.stash[_HANDLE]
+        router.remove(session)
+        router.recorder = None
+        _close_cassette(node, session, router)
 
 
 def _non_httpx_clients(

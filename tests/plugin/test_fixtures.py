@@ -135,6 +135,42 @@ def test_unmarked_tests_are_left_alone():
     result.assert_outcomes(passed=2)
 
 
+def test_marker_and_fixtures_share_one_router_and_one_cassette(pytester: pytest.Pytester) -> None:
+    """The marker opens the test's scope itself; the ``agentreplay`` handle and the fake
+    models a marked test also asks for are that scope's, not second ones."""
+    result = run(
+        pytester,
+        """
+from pytest_agentreplay.intercept import active_router
+
+SEEN = {}
+
+@pytest.fixture
+def early(agentreplay):
+    SEEN["early"] = agentreplay
+    return agentreplay
+
+@pytest.mark.agentreplay(cassette="shared.yaml")
+def test_marked(early, agentreplay, scripted_model, _agentreplay_router):
+    assert agentreplay is early
+    assert active_router() is _agentreplay_router
+    assert _agentreplay_router.handlers == [agentreplay._session, scripted_model]
+    assert agentreplay.path.name == "shared.yaml"
+    scripted_model.script(Reply.text("from the fake"))
+    assert ask().content[0].text == "from the fake"
+
+def test_fixture_alone(agentreplay, _agentreplay_router):
+    assert active_router() is _agentreplay_router
+    assert _agentreplay_router.handlers == [agentreplay._session]
+    assert agentreplay.path.name == "test_fixture_alone.yaml"
+
+def test_after_them():
+    assert active_router() is None
+""",
+    )
+    result.assert_outcomes(passed=3)
+
+
 def test_block_network_option_guards_every_test(pytester: pytest.Pytester) -> None:
     result = run(
         pytester,
@@ -184,10 +220,16 @@ def test_record_mode_choices_come_from_one_constant(pytester: pytest.Pytester) -
 
 def test_fixtures_are_listed_with_their_docs(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("--fixtures", "-p", "no:cacheprovider")
-    for line in ("scripted_model -- *", "*A fake model serving a script*",
-                 "blocking_model -- *", "*held before its first byte*",
-                 "interrupting_model -- *", "*cuts its first stream halfway*",
-                 "failing_model -- *", "*failing every call with a provider 500*"):
+    for line in (
+        "scripted_model -- *",
+        "*A fake model serving a script*",
+        "blocking_model -- *",
+        "*held before its first byte*",
+        "interrupting_model -- *",
+        "*cuts its first stream halfway*",
+        "failing_model -- *",
+        "*failing every call with a provider 500*",
+    ):
         result.stdout.fnmatch_lines([line])
 
 
