@@ -26,8 +26,6 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-import yaml
-
 from .cassette_model import Cassette, RecordedEvent, RecordedRequest, RecordedResponse
 
 __all__ = ["MAX_DEPTH", "UnstorableError", "dump_cassette", "dump_json", "inline"]
@@ -39,8 +37,51 @@ Far beyond real provider payloads; it keeps every recursive walk (this writer,
 ``json.dumps``, the loader) well inside Python's recursion limit."""
 
 _MAX_KEY = 1000  # YAML implicit keys must fit in 1024 characters
-_STR_TAG = "tag:yaml.org,2002:str"
-_RESOLVER = yaml.resolver.Resolver()
+# PyYAML's implicit resolvers (``yaml/resolver.py``), pattern for pattern: a plain
+# scalar one of them matches loads as a bool, number, null, date, ``<<`` or ``=``,
+# anything else as a string. Keeping the patterns here (tests check they are still
+# PyYAML's) spares loading a cassette an ``import yaml`` (~12 ms of a test run).
+IMPLICIT_TAGS: dict[str, re.Pattern[str]] = {
+    "tag:yaml.org,2002:bool": re.compile(
+        r"""^(?:yes|Yes|YES|no|No|NO
+                    |true|True|TRUE|false|False|FALSE
+                    |on|On|ON|off|Off|OFF)$""",
+        re.X,
+    ),
+    "tag:yaml.org,2002:float": re.compile(
+        r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
+                    |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
+                    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
+                    |[-+]?\.(?:inf|Inf|INF)
+                    |\.(?:nan|NaN|NAN))$""",
+        re.X,
+    ),
+    "tag:yaml.org,2002:int": re.compile(
+        r"""^(?:[-+]?0b[0-1_]+
+                    |[-+]?0[0-7_]+
+                    |[-+]?(?:0|[1-9][0-9_]*)
+                    |[-+]?0x[0-9a-fA-F_]+
+                    |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$""",
+        re.X,
+    ),
+    "tag:yaml.org,2002:merge": re.compile(r"^(?:<<)$"),
+    "tag:yaml.org,2002:null": re.compile(
+        r"""^(?: ~
+                    |null|Null|NULL
+                    | )$""",
+        re.X,
+    ),
+    "tag:yaml.org,2002:timestamp": re.compile(
+        r"""^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
+                    |[0-9][0-9][0-9][0-9] -[0-9][0-9]? -[0-9][0-9]?
+                     (?:[Tt]|[ \t]+)[0-9][0-9]?
+                     :[0-9][0-9] :[0-9][0-9] (?:\.[0-9]*)?
+                     (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$""",
+        re.X,
+    ),
+    "tag:yaml.org,2002:value": re.compile(r"^(?:=)$"),
+    "tag:yaml.org,2002:yaml": re.compile(r"^(?:!|&|\*)$"),
+}
 _BAD_FIRST = frozenset("-?:,[]{}#&*!|>'\"%@` \t.+~=<")
 _FLOW_SPECIAL = re.compile(r"[,\[\]{}:#]")
 _TYPED_ELSEWHERE = re.compile(
@@ -90,8 +131,7 @@ def _plain_ok(text: str, flow: bool) -> bool:
         return False
     if _TYPED_ELSEWHERE.fullmatch(text):
         return False
-    tag: str = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
-    return tag == _STR_TAG
+    return not any(pattern.match(text) for pattern in IMPLICIT_TAGS.values())
 
 
 def _escape(match: re.Match[str]) -> str:

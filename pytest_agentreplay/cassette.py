@@ -43,7 +43,6 @@ from ._formats import (
 )
 from ._yaml_emit import UnstorableError, dump_cassette
 from ._yaml_fast import NotCanonicalError, read_canonical
-from ._yaml_load import load_yaml, locate
 from .cassette_model import (
     CASSETTE_VERSION,
     Cassette,
@@ -136,6 +135,24 @@ def detect_format(text: str | bytes) -> Format:
 # --- loading ---------------------------------------------------------------------------
 
 
+# PyYAML (``._yaml_load``) is imported on first use: the files the plugin writes load
+# through ``_fast``, so a replay-only run never pays for it (about 12 ms, bench/ W4).
+
+
+def _load_yaml(text: str, path: str) -> Any:
+    """``text`` parsed by the safe libyaml loader (see ``._yaml_load``)."""
+    from ._yaml_load import load_yaml  # noqa: PLC0415 - see above
+
+    return load_yaml(text, path)
+
+
+def _locate(text: str, loc: tuple[str | int, ...]) -> tuple[int, int] | None:
+    """Line and column of the field at ``loc`` in the YAML ``text``, if it is there."""
+    from ._yaml_load import locate  # noqa: PLC0415 - see above
+
+    return locate(text, loc)
+
+
 def _fast(text: str) -> Cassette | None:
     """Our own canonical files, read without libyaml (checked by re-emission)."""
     if not text.endswith(_CANONICAL_END) or not text.startswith(_CANONICAL_START):
@@ -167,7 +184,7 @@ def _check_top(data: Any, text: str, path: str) -> dict[str, Any]:
         )
     version = data["version"]
     if type(version) is not int or version != CASSETTE_VERSION:
-        where = locate(text, ("version",)) or (None, None)
+        where = _locate(text, ("version",)) or (None, None)
         raise CassetteFormatError(
             f"unsupported version {repr(version)[:20]}; this pytest-agentreplay reads "
             f"version {CASSETTE_VERSION}",
@@ -202,7 +219,7 @@ def _validate(data: Any, text: str, path: str, source: Format) -> Cassette:
         errors = exc.errors(include_url=False, include_input=False)
         first = errors[0]
         loc = tuple(part for part in first["loc"] if isinstance(part, (str, int)))
-        where = locate(text, loc) if source == "agentreplay" else None
+        where = _locate(text, loc) if source == "agentreplay" else None
         more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
         raise CassetteFormatError(
             _problem(first) + more,
@@ -214,7 +231,7 @@ def _validate(data: Any, text: str, path: str, source: Format) -> Cassette:
 
 
 def _shape_error(exc: ShapeError, text: str, path: str, located: bool) -> CassetteFormatError:
-    where = locate(text, exc.loc) if located else None
+    where = _locate(text, exc.loc) if located else None
     return CassetteFormatError(
         exc.problem,
         path=path,
@@ -243,7 +260,7 @@ def _convert(text: str, path: str) -> tuple[Any, Format]:
             return from_raw_sse(text.encode("utf-8")), kind
         if kind == "http-snapshot":
             return from_http_snapshot(_from_json(text, path)), kind
-        data = load_yaml(text, path)
+        data = _load_yaml(text, path)
         if detect_data(data) == "vcrpy":
             return from_vcr(_check_top(data, text, path)), "vcrpy"
         return _check_top(data, text, path), "agentreplay"
@@ -347,7 +364,7 @@ def _verify(text: str, expected: Cassette, path: str) -> None:
     """
     small = len(text) <= _VERIFY_WITH_LIBYAML
     try:
-        loaded = _validate(load_yaml(text, path), text, path, "agentreplay") if small else None
+        loaded = _validate(_load_yaml(text, path), text, path, "agentreplay") if small else None
         again = _comparable(loaded or loads(text, path=path))
     except CassetteFormatError as exc:
         again, problem = None, str(exc)

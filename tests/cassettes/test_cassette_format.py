@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_agentreplay import cassette as cassette_io
-from pytest_agentreplay._yaml_emit import MAX_DEPTH
+from pytest_agentreplay._yaml_emit import IMPLICIT_TAGS, MAX_DEPTH
 from pytest_agentreplay._yaml_fast import read_canonical
 from pytest_agentreplay.cassette import CassetteFormatError, dumps, loads
 from pytest_agentreplay.cassette_model import (
@@ -194,6 +194,39 @@ def test_yaml_traps_survive_in_every_position(trap: str) -> None:
 def test_strings_other_yaml_versions_would_type_are_quoted(typed: str) -> None:
     text = dumps(_with_header(typed))
     assert f"x: '{typed}'" in text
+
+
+def test_the_writer_knows_every_implicit_type_pyyaml_resolves() -> None:
+    """The writer decides "plain or quoted" without importing PyYAML, from a copy of
+    its implicit resolvers: the copy must still be PyYAML's, pattern for pattern."""
+    theirs = {
+        (tag, rx.pattern, rx.flags)
+        for resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.values()
+        for tag, rx in resolvers
+    }
+    ours = {(tag, rx.pattern, rx.flags) for tag, rx in IMPLICIT_TAGS.items()}
+    assert ours == theirs
+
+
+_TYPED_ALPHABET = st.text(alphabet="0123456789-+._:eExXbBoOTtZz nNyYuUlLfFaAsS~<=", max_size=14)
+
+
+@given(
+    text=_TYPED_ALPHABET
+    | st.sampled_from(
+        ["1_000", "0b101", "190:20:30", "2001-12-14 21:59:43.10 -5", ".inf", "Off", "~", "<<", "="]
+    )
+)
+def test_a_plain_written_string_reads_back_as_that_string(text: str) -> None:
+    dumped = dumps(_with_header(text))
+    assert (
+        yaml.load(dumped, Loader=yaml.CSafeLoader)["interactions"][0]["request"]["headers"]["x"]
+        == text
+    )
+    plain = f"      x: {text}\n" in dumped
+    resolved = yaml.resolver.Resolver().resolve(yaml.ScalarNode, text, (True, False))
+    if plain:
+        assert resolved == "tag:yaml.org,2002:str"
 
 
 def _with_header(value: str) -> Cassette:

@@ -17,6 +17,7 @@ def _modules_after(args: list[str], tmp_path: object) -> set[str]:
         code = pytest.main({args!r})
         tops = sorted({{m.split('.')[0] for m in sys.modules}})
         print('MODULES:' + ','.join(tops))
+        print('EXIT:' + str(int(code)))
     """)
     # Other installed plugins (syrupy, hypothesis, anyio) would import themselves:
     # load ours alone, as `-p agentreplay` in a project that does not use us.
@@ -30,6 +31,7 @@ def _modules_after(args: list[str], tmp_path: object) -> set[str]:
         env=env,
     )
     line = next(x for x in out.stdout.splitlines() if x.startswith("MODULES:"))
+    assert "EXIT:0" in out.stdout.splitlines(), out.stdout[-2000:]  # the run itself passed
     return set(line.removeprefix("MODULES:").split(","))
 
 
@@ -46,3 +48,36 @@ def test_a_suite_that_does_not_use_us_imports_nothing_heavy(tmp_path: object) ->
     mods = _modules_after(["-q", "-p", "agentreplay", "-p", "no:cacheprovider"], tmp_path)
     assert "pytest_agentreplay" in mods
     assert mods.isdisjoint(HEAVY), sorted(mods & set(HEAVY))
+
+
+def test_replaying_a_cassette_does_not_import_yaml(tmp_path: object) -> None:
+    """A cassette the plugin wrote is read by its own reader: a replay-only run never
+    pays for PyYAML (about 12 ms; see bench/ W4). Hand-edited files still use it."""
+    from pathlib import Path
+
+    from pytest_agentreplay import cassette
+    from pytest_agentreplay.cassette_model import (
+        Cassette,
+        Interaction,
+        RecordedRequest,
+        RecordedResponse,
+    )
+
+    url = "https://api.anthropic.com/v1/messages"
+    recorded = Interaction(
+        request=RecordedRequest(method="POST", url=url, json={"model": "m"}),
+        response=RecordedResponse(status=200, json={"id": "msg_1", "note": "yes"}),
+    )
+    folder = Path(str(tmp_path))
+    cassette.save(
+        folder / "cassettes" / "test_replay" / "test_one.yaml", Cassette(interactions=[recorded])
+    )
+    (folder / "test_replay.py").write_text(
+        "import httpx, pytest\n\n"
+        "@pytest.mark.agentreplay\n"
+        "def test_one():\n"
+        f"    assert httpx.post({url!r}, json={{'model': 'm'}}).json()['note'] == 'yes'\n"
+    )
+    mods = _modules_after(["-q", "-p", "agentreplay", "-p", "no:cacheprovider"], tmp_path)
+    assert {"pytest_agentreplay", "httpx", "pydantic"} <= mods  # the test did replay
+    assert "yaml" not in mods
