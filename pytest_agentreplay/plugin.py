@@ -98,8 +98,16 @@ def _agentreplay_marker(request: pytest.FixtureRequest) -> Iterator[None]:
     test also asks for hand out the objects opened here."""
     node = request.node
     if node.get_closest_marker("agentreplay") is not None:
-        config = request.getfixturevalue("agentreplay_config")
-        with _router_scope(node, config) as router, _cassette_scope(request, router):
+        if _HANDLE in node.stash:  # an autouse fixture that ran first asked for it
+            yield
+            return
+        router = node.stash.get(_ROUTER, None)
+        scope: AbstractContextManager[Router] = (
+            nullcontext(router)
+            if router is not None
+            else _router_scope(node, request.getfixturevalue("agentreplay_config"))
+        )
+        with scope as router, _cassette_scope(request, router):
             yield
     else:
         if _block_everywhere(node.config):

@@ -171,6 +171,46 @@ def test_after_them():
     result.assert_outcomes(passed=3)
 
 
+def test_an_autouse_fixture_asking_first_shares_the_markers_scope(
+    pytester: pytest.Pytester,
+) -> None:
+    """An autouse fixture of a plugin loaded before ours (``-p``) runs before the
+    marker's and may ask for a fake model or the handle: the marker then uses that
+    router and cassette, not second ones."""
+    pytester.syspathinsert()
+    pytester.makepyfile(
+        early_plugin="""
+import pytest
+
+@pytest.fixture(autouse=True)
+def first(request):
+    if request.node.name == "test_handle_first":
+        request.getfixturevalue("agentreplay")
+    else:
+        request.getfixturevalue("scripted_model")
+"""
+    )
+    result = run(
+        pytester,
+        """
+from pytest_agentreplay.intercept import active_router
+
+@pytest.mark.agentreplay
+def test_fake_first(scripted_model, agentreplay, _agentreplay_router):
+    assert active_router() is _agentreplay_router
+    assert _agentreplay_router.handlers == [scripted_model, agentreplay._session]
+
+@pytest.mark.agentreplay
+def test_handle_first(agentreplay, _agentreplay_router):
+    assert active_router() is _agentreplay_router
+    assert _agentreplay_router.handlers == [agentreplay._session]
+""",
+        "-p",
+        "early_plugin",
+    )
+    result.assert_outcomes(passed=2)
+
+
 def test_block_network_option_guards_every_test(pytester: pytest.Pytester) -> None:
     result = run(
         pytester,
