@@ -98,16 +98,7 @@ def _agentreplay_marker(request: pytest.FixtureRequest) -> Iterator[None]:
     test also asks for hand out the objects opened here."""
     node = request.node
     if node.get_closest_marker("agentreplay") is not None:
-        if _HANDLE in node.stash:  # an autouse fixture that ran first asked for it
-            yield
-            return
-        router = node.stash.get(_ROUTER, None)
-        scope: AbstractContextManager[Router] = (
-            nullcontext(router)
-            if router is not None
-            else _router_scope(node, request.getfixturevalue("agentreplay_config"))
-        )
-        with scope as router, _cassette_scope(request, router):
+        with _router_scope(request) as router, _cassette_scope(request, router):
             yield
     else:
         if _block_everywhere(node.config):
@@ -130,11 +121,7 @@ def _agentreplay_router(
 ) -> Iterator[Router]:
     """The interception scope of one test: egress rules from the settings, all handlers
     (the marker's, when the test has the marker)."""
-    router = request.node.stash.get(_ROUTER, None)
-    if router is not None:
-        yield router
-        return
-    with _router_scope(request.node, agentreplay_config) as router:
+    with _router_scope(request) as router:
         yield router
 
 
@@ -144,20 +131,24 @@ def agentreplay(
 ) -> Iterator[AgentReplay]:
     """The per-test cassette handle: path, interactions, calls, live-call ledger,
     ``inject(fault, at_call=n)``. Using it (or the marker) turns the cassette on."""
-    handle = request.node.stash.get(_HANDLE, None)
-    if handle is not None:  # the marker opened it
-        yield handle
-        return
     with _cassette_scope(request, _agentreplay_router) as handle:
         yield handle
 
 
 @contextmanager
-def _router_scope(item: pytest.Item, config: dict[str, Any]) -> Iterator[Router]:
-    """Intercept for one test: a router with the egress rules its settings give."""
+def _router_scope(request: pytest.FixtureRequest) -> Iterator[Router]:
+    """Intercept for one test: a router with the egress rules its settings give. The
+    marker and the fixtures may each ask for it, in either order: a test's second
+    request joins the router already open (it is closed by whoever opened it)."""
+    item = request.node
+    opened = item.stash.get(_ROUTER, None)
+    if opened is not None:
+        yield opened
+        return
     from .intercept import Router, intercepting
     from .settings import resolve
 
+    config = request.getfixturevalue("agentreplay_config")
     settings = item.stash[_RESOLVED] = resolve(item, config)
     router = Router(
         test=item.nodeid,
@@ -176,10 +167,15 @@ def _router_scope(item: pytest.Item, config: dict[str, Any]) -> Iterator[Router]
 
 @contextmanager
 def _cassette_scope(request: pytest.FixtureRequest, router: Router) -> Iterator[AgentReplay]:
-    """One test's cassette on ``router``: opened, played or recorded, then finished."""
+    """One test's cassette on ``router``: opened, played or recorded, then finished;
+    joined, like :func:`_router_scope`, when the test already has it open."""
+    node = request.node
+    opened = node.stash.get(_HANDLE, None)
+    if opened is not None:
+        yield opened
+        return
     from .handle import AgentReplay
 
-    node = request.node
     session = _open_cassette(node, router)
     node.stash.setdefault(_CASSETTES, []).append(session)
     router.add(session)
