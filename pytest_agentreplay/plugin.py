@@ -190,6 +190,9 @@ def _cassette_scope(request: pytest.FixtureRequest, router: Router) -> Iterator[
         router.remove(session)
         router.recorder = None
         _close_cassette(node, session, router)
+        # Strict mode has read it (in the call phase); the item lives until the run
+        # ends, and must not keep every test's cassette in memory until then.
+        node.stash[_CASSETTES].remove(session)
 
 
 def _non_httpx_clients(

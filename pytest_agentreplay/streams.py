@@ -253,6 +253,18 @@ class Playback:
     schedule: Sequence[float] | None = None
     on_end: Callable[[str, int], None] | None = None
 
+    def ended(self, outcome: str, events_sent: int) -> None:
+        """Call ``on_end`` (once) and let go of it.
+
+        The callback usually refers back to this playback (a replayed call's logger
+        reads the status the client got): dropping it breaks that cycle, so a finished
+        call and its cassette are freed at once instead of waiting for the cyclic
+        garbage collector (bench/ W4: about a third of the collector's extra work).
+        """
+        on_end, self.on_end = self.on_end, None
+        if on_end is not None:
+            on_end(outcome, events_sent)
+
 
 class Player:
     """Plays one :class:`Playback` to one client, sync or async.
@@ -279,8 +291,7 @@ class Player:
             if self.ended is not None:
                 return
             self.ended = outcome
-        if self.playback.on_end is not None:
-            self.playback.on_end(outcome, self.events_sent)
+        self.playback.ended(outcome, self.events_sent)
 
     def hang_up(self) -> None:
         """The client went away mid-body: an unfinished call becomes ``cancelled``."""

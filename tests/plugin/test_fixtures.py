@@ -285,3 +285,55 @@ def test_many(scripted_model, n):
     )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
     result.assert_outcomes(passed=6)
+
+
+def test_a_finished_test_lets_go_of_its_cassette(pytester: pytest.Pytester) -> None:
+    """Once a test ends, nothing keeps its cassette alive: not the test item (for the
+    rest of the run) and not a reference cycle through the replayed call, so it is
+    freed at once by reference counting (with the cyclic collector off to prove it).
+    A suite replaying big cassettes holds one at a time, not all of them."""
+    from pytest_agentreplay import cassette
+    from pytest_agentreplay.cassette_model import (
+        Cassette,
+        Interaction,
+        RecordedRequest,
+        RecordedResponse,
+    )
+
+    url = "https://api.anthropic.com/v1/messages"
+    events = [{"event": "ping", "data": "{}"}] * 3
+    recorded = Interaction(
+        request=RecordedRequest(method="POST", url=url, json={"model": "m"}),
+        response=RecordedResponse.model_validate({"status": 200, "events": events}),
+    )
+    cassette.save(
+        pytester.path / "cassettes" / "test_user" / "test_replays.yaml",
+        Cassette(interactions=[recorded]),
+    )
+    # In a subprocess: an in-process run's hook recorder keeps hook arguments alive.
+    pytester.makepyfile(
+        test_user=f"""
+import gc, weakref
+import pytest
+import httpx
+
+REFS = []
+
+@pytest.mark.agentreplay
+def test_replays(agentreplay):
+    gc.disable()  # from here on, only reference counting frees anything
+    REFS.extend([weakref.ref(agentreplay._session), weakref.ref(agentreplay._session.cassette)])
+    with httpx.Client() as client:
+        with client.stream("POST", {url!r}, json={{"model": "m"}}) as response:
+            assert response.read().count(b"event: ping") == 3
+
+def test_after_it():
+    try:
+        assert len(REFS) == 2
+        assert [ref() for ref in REFS] == [None, None]
+    finally:
+        gc.enable()
+"""
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly")
+    result.assert_outcomes(passed=2)
