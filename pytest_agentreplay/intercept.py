@@ -4,7 +4,8 @@ The transports of both module families are patched at class level —
 ``HTTPTransport.handle_request`` and ``AsyncHTTPTransport.handle_async_request`` —
 so clients built anywhere (inside the anthropic / openai SDKs, pydantic-ai,
 openai-agents, worker threads) are caught without passing ``http_client=``.
-The patch is installed once and stays inert while no :class:`Router` is active;
+The patch is installed once (for a family not imported yet, when it is first
+imported) and stays inert while no :class:`Router` is active;
 :func:`intercepting` scopes a router to a block (a test), nests, and always
 cleans up.
 
@@ -16,7 +17,7 @@ the method, URL, host and test.
 
 from __future__ import annotations
 
-import importlib
+import functools
 import importlib.util
 import json
 import threading
@@ -28,6 +29,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from . import egress, lazy
+from ._after_import import when_imported
 from .egress import EgressBlocked, is_loopback
 from .streams import Gate, Playback, Player, Tee
 
@@ -322,21 +324,37 @@ def _async_stream_class(module: Any) -> type:
 
 
 _families: dict[str, Family] = {}
-_install_lock = threading.Lock()
+_considered: set[str] = set()  # families found installed (or not), once per process
+_install_lock = threading.RLock()
 
 
 def install() -> list[str]:
-    """Patch the transports of every installed module family, once. Returns their names."""
+    """Patch the transports of every installed module family, once. Returns the names
+    of the families patched so far.
+
+    A family that is installed but not imported yet is patched as soon as something
+    imports it (see :mod:`._after_import`): replaying through ``httpx`` alone never
+    pays for importing ``httpx2``.
+    """
     with _install_lock:
         for name in FAMILIES:
-            if name in _families or importlib.util.find_spec(name) is None:
+            if name in _considered:
                 continue
-            family = Family(name, importlib.import_module(name))
-            _patch(family)
-            lazy.install(family.module, _replaying)
-            _families[name] = family
+            _considered.add(name)
+            if importlib.util.find_spec(name) is not None:
+                when_imported(name, functools.partial(_add_family, name))
         egress.install()
         return list(_families)
+
+
+def _add_family(name: str, module: Any) -> None:
+    with _install_lock:
+        if name in _families:
+            return
+        family = Family(name, module)
+        _patch(family)
+        lazy.install(family.module, _replaying)
+        _families[name] = family
 
 
 def _patch(family: Family) -> None:
@@ -410,8 +428,7 @@ async def _hold_async(deferred: Deferred) -> Playback:
 def _start(family: Family, request: Any, playback: Playback, *, sync: bool) -> Any:
     """Turn a playback into the family's Response, or raise its before-headers fault."""
     if playback.before_headers:  # the fault strikes before any response exists
-        if playback.on_end is not None:
-            playback.on_end(playback.ending, 0)
+        playback.ended(playback.ending, 0)
         raise family.cut() if playback.ending == "cut" else family.timeout()
     return family.response(request, playback, sync=sync)
 

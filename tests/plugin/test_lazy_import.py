@@ -81,3 +81,27 @@ def test_replaying_a_cassette_does_not_import_yaml(tmp_path: object) -> None:
     mods = _modules_after(["-q", "-p", "agentreplay", "-p", "no:cacheprovider"], tmp_path)
     assert {"pytest_agentreplay", "httpx", "pydantic"} <= mods  # the test did replay
     assert "yaml" not in mods
+    assert "httpx2" not in mods  # patched when imported, not imported to be patched
+
+
+def test_httpx2_imported_during_a_test_is_intercepted(tmp_path: object) -> None:
+    """The interceptor waits for httpx2 instead of importing it: a client module first
+    imported inside a test (after the router is active) is patched on import, so its
+    request is answered by the fake model and nothing goes out."""
+    from pathlib import Path
+
+    (Path(str(tmp_path)) / "test_late.py").write_text(
+        "import sys\n"
+        "from pytest_agentreplay import Reply\n\n"
+        "def test_late_import(scripted_model):\n"
+        "    assert 'httpx2' not in sys.modules\n"
+        "    scripted_model.script(Reply.text('patched on import'))\n"
+        "    import httpx2\n\n"
+        "    body = {'model': 'm', 'max_tokens': 5,\n"
+        "            'messages': [{'role': 'user', 'content': 'hi'}]}\n"
+        "    with httpx2.Client() as client:\n"
+        "        response = client.post('https://api.anthropic.com/v1/messages', json=body)\n"
+        "    assert response.json()['content'][0]['text'] == 'patched on import'\n"
+    )
+    mods = _modules_after(["-q", "-p", "agentreplay", "-p", "no:cacheprovider"], tmp_path)
+    assert "httpx2" in mods
