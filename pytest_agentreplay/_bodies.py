@@ -13,11 +13,14 @@ import json
 import re
 import zlib
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import sse
+from ._records import normalize_headers
 from ._yaml_emit import MAX_DEPTH, UnstorableError, dump_json
-from .cassette_model import RecordedEvent, normalize_headers
+
+if TYPE_CHECKING:
+    from .cassette_model import RecordedEvent
 
 __all__ = [
     "MAX_DECODED",
@@ -141,6 +144,8 @@ def split_stream(body: bytes) -> dict[str, Any]:
     keeps the unterminated text as received and ``truncated`` describes it, so
     replay can send the same bytes (both SDKs drop such an event).
     """
+    from .cassette_model import RecordedEvent  # noqa: PLC0415 - recording only
+
     decoded = sse.decode(body, keep_comments=True)
     events = [RecordedEvent.from_sse(event) for event in decoded.events]
     if decoded.truncated is None:

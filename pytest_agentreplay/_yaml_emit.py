@@ -24,11 +24,20 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .cassette_model import Cassette, RecordedEvent, RecordedRequest, RecordedResponse
+if TYPE_CHECKING:  # it writes the model and replay's plain records alike (see _records)
+    from ._records import AnyEvent, AnyInteraction, AnyRequest, AnyResponse
+    from .cassette_model import Cassette
 
-__all__ = ["MAX_DEPTH", "UnstorableError", "dump_cassette", "dump_json", "inline"]
+__all__ = [
+    "MAX_DEPTH",
+    "UnstorableError",
+    "dump_cassette",
+    "dump_interactions",
+    "dump_json",
+    "inline",
+]
 
 MAX_DEPTH = 100
 """Deepest nesting of YAML collections a cassette may have (JSON bodies included).
@@ -309,7 +318,7 @@ def dump_json(value: Any, *, indent: int = 0) -> list[str]:
 # --- the cassette layout ---------------------------------------------------------------
 
 
-def _event(event: RecordedEvent) -> str:
+def _event(event: AnyEvent) -> str:
     parts = []
     if event.t is not None:
         parts.append(f"t: {_float(event.t)}")
@@ -335,7 +344,7 @@ def _headers(writer: _Writer, headers: Mapping[str, str]) -> None:
         writer.mapping(dict(sorted(lowered.items())), 6, 3)
 
 
-def _body(writer: _Writer, side: RecordedRequest | RecordedResponse) -> None:
+def _body(writer: _Writer, side: AnyRequest | AnyResponse) -> None:
     if side.json_body is not None:
         writer.value("    json:", side.json_body, 4, 2)
     if side.body is not None:
@@ -344,14 +353,14 @@ def _body(writer: _Writer, side: RecordedRequest | RecordedResponse) -> None:
         writer.lines.append(f"    body_b64: {_string(side.body_b64, flow=False)}")
 
 
-def _request(writer: _Writer, request: RecordedRequest) -> None:
+def _request(writer: _Writer, request: AnyRequest) -> None:
     writer.lines.append(f"    method: {_string(request.method, flow=False)}")
     writer.lines.append(f"    url: {_string(request.url, flow=False)}")
     _headers(writer, request.headers)
     _body(writer, request)
 
 
-def _response(writer: _Writer, response: RecordedResponse) -> None:
+def _response(writer: _Writer, response: AnyResponse) -> None:
     writer.lines.append(f"    status: {response.status}")
     _headers(writer, response.headers)
     _body(writer, response)
@@ -384,16 +393,22 @@ def dump_cassette(cassette: Cassette) -> str:
     Raises :class:`UnstorableError` (with the field path) for a value YAML cannot
     carry faithfully.
     """
-    writer = _Writer()
-    lines = writer.lines
-    lines.append("interactions:" if cassette.interactions else "interactions: []")
     try:
-        for interaction in cassette.interactions:
-            lines.append("- request:")
-            _request(writer, interaction.request)
-            lines.append("  response:")
-            _response(writer, interaction.response)
+        return dump_interactions(cassette.interactions, cassette.version)
     except UnstorableError:
         raise _locate(cassette) from None
-    lines.append(f"version: {cassette.version}")
+
+
+def dump_interactions(interactions: Sequence[AnyInteraction], version: int = 1) -> str:
+    """The canonical YAML text of a cassette holding ``interactions``; raises
+    :class:`UnstorableError` (without the field path) for a value YAML cannot carry."""
+    writer = _Writer()
+    lines = writer.lines
+    lines.append("interactions:" if interactions else "interactions: []")
+    for interaction in interactions:
+        lines.append("- request:")
+        _request(writer, interaction.request)
+        lines.append("  response:")
+        _response(writer, interaction.response)
+    lines.append(f"version: {version}")
     return "\n".join(lines) + "\n"

@@ -45,7 +45,6 @@ unless the body is kept as raw bytes (``body_b64``), since a stored ``json``,
 from __future__ import annotations
 
 import base64
-import json
 from typing import Any, Literal
 
 from pydantic import (
@@ -57,6 +56,7 @@ from pydantic import (
     model_validator,
 )
 
+from ._records import body_bytes, event_to_sse, normalize_headers
 from .sse import SSEEvent
 
 __all__ = [
@@ -113,17 +113,6 @@ def json_problem(value: Any) -> str | None:
     return None
 
 
-def normalize_headers(headers: dict[str, str]) -> dict[str, str]:
-    """Lower-case header names; values of names that collide are joined with ``, ``."""
-    if all(name == name.lower() for name in headers):
-        return headers
-    out: dict[str, str] = {}
-    for name, value in headers.items():
-        key = name.lower()
-        out[key] = f"{out[key]}, {value}" if key in out else value
-    return out
-
-
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False)
 
@@ -157,13 +146,7 @@ class RecordedEvent(_Strict):
 
     def to_sse(self) -> SSEEvent:
         """The event as the SSE codec sees it."""
-        return SSEEvent(
-            data=self.data,
-            event=self.event,
-            id=self.id or "",
-            retry=self.retry,
-            comments=tuple(self.comments or ()),
-        )
+        return event_to_sse(self.data, self.event, self.id, self.retry, self.comments)
 
     @classmethod
     def from_sse(cls, event: SSEEvent, *, t: float | None = None) -> RecordedEvent:
@@ -215,15 +198,7 @@ class _Body(_Strict):
 
     def content(self) -> bytes:
         """The body bytes (JSON re-serialized compactly)."""
-        if self.json_body is not None:
-            return json.dumps(self.json_body, separators=(",", ":"), ensure_ascii=False).encode(
-                "utf-8"
-            )
-        if self.body is not None:
-            return self.body.encode("utf-8")
-        if self.body_b64 is not None:
-            return base64.b64decode(self.body_b64)
-        return b""
+        return body_bytes(self.json_body, self.body, self.body_b64)
 
 
 class RecordedRequest(_Body):

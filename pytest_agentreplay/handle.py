@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .cassette_model import Interaction
 from .intercept import Router
-from .model import Fault
-from .redact import Scrubber
 from .session import CassetteSession, ReplayedCall
+
+if TYPE_CHECKING:  # pydantic models: built when a test asks for them
+    from .cassette_model import Interaction
+    from .model import Fault
+    from .redact import Scrubber
 
 __all__ = ["AgentReplay"]
 
@@ -17,7 +20,8 @@ class AgentReplay:
     """The per-test cassette handle.
 
     ``path`` and ``record_mode`` say which cassette and how; ``interactions`` are
-    the recorded ones loaded from it; ``calls`` the requests this test made so far
+    the recorded ones loaded from it (as :class:`~.cassette_model.Interaction`, built
+    on first use when replay read the file without the model); ``calls`` the requests this test made so far
     (answered from the cassette, or live and recorded); ``recorded`` the new
     interactions; ``unplayed`` the indexes of recorded interactions not played yet;
     ``live_calls`` / ``blocked`` are the egress ledger; ``scrubber`` is what this

@@ -14,6 +14,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, model_validator
 
+# Defined with the routes, which replay reads without loading this (pydantic) model.
+from .providers._routes import PROVIDERS, Provider
+
 __all__ = [
     "PROVIDERS",
     "Fault",
@@ -35,8 +38,6 @@ __all__ = [
     "Usage",
 ]
 
-Provider = Literal["anthropic", "openai_chat", "openai_responses"]
-PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai_chat", "openai_responses")
 
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal"]
 """Why a reply ended, in neutral terms; each codec maps it to its provider's words

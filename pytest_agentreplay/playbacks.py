@@ -14,14 +14,24 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, islice
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from .model import Fault, Reply
 from .providers.base import Codec, RenderContext, json_data
 from .sse import SSEEncoder, SSEEvent
 from .streams import Chunker, Gate, Playback, chunk_by_event
 
-__all__ = ["ERROR_EVENT_STATUS", "Plan", "encode_lazily", "for_error", "for_events", "for_reply"]
+if TYPE_CHECKING:  # the reply model (pydantic): a recording plays without it
+    from .model import Fault, Reply
+
+__all__ = [
+    "ERROR_EVENT_STATUS",
+    "Plan",
+    "encode_lazily",
+    "for_error",
+    "for_events",
+    "for_reply",
+    "for_stream",
+]
 
 # The HTTP status a provider uses for an error type when the call is not streamed.
 ERROR_EVENT_STATUS = {
@@ -170,29 +180,38 @@ def for_events(
     event (unless a fault cuts the body first); ``schedule`` paces the events.
     """
     heads = list(headers) if headers is not None else _headers(codec, ctx, streaming=True)
+    if fault is None:
+        return for_stream(
+            events,
+            plan,
+            status=status,
+            headers=heads,
+            comments=comments,
+            tail=tail,
+            schedule=schedule,
+        )
     gates = dict(plan.extra_gates)
     deliver: int | None = None
     ending = "complete"
     override = None
     source: Iterable[Event] = events
-    if fault is not None:
-        after = fault.after_events or 0
-        if fault.kind == "cut" and fault.after_events is None:  # "halfway" (interrupt())
-            events = list(events)
-            source, after = events, max(1, len(events) // 2)
-        if fault.kind == "http":
-            return for_error(codec, fault, ctx, plan)
-        if fault.kind == "timeout" and fault.after_events is None:
-            return _before_headers("timeout", plan)
-        if fault.kind in ("cut", "timeout"):
-            deliver, ending = after, fault.kind
-        elif fault.kind == "error_event":
-            source = chain(islice(events, after), [codec.error_event(fault, ctx)])
-            override = "error_event"
-        elif fault.kind == "stall" and plan.stall_gate is not None:
-            gates[after] = plan.stall_gate
-        elif fault.kind == "truncate":  # a clean end, before the provider's last events
-            source, tail = islice(events, after), b""
+    after = fault.after_events or 0
+    if fault.kind == "cut" and fault.after_events is None:  # "halfway" (interrupt())
+        events = list(events)
+        source, after = events, max(1, len(events) // 2)
+    if fault.kind == "http":
+        return for_error(codec, fault, ctx, plan)
+    if fault.kind == "timeout" and fault.after_events is None:
+        return _before_headers("timeout", plan)
+    if fault.kind in ("cut", "timeout"):
+        deliver, ending = after, fault.kind
+    elif fault.kind == "error_event":
+        source = chain(islice(events, after), [codec.error_event(fault, ctx)])
+        override = "error_event"
+    elif fault.kind == "stall" and plan.stall_gate is not None:
+        gates[after] = plan.stall_gate
+    elif fault.kind == "truncate":  # a clean end, before the provider's last events
+        source, tail = islice(events, after), b""
     return Playback(
         status=status,
         headers=heads,
@@ -204,6 +223,31 @@ def for_events(
         delay=plan.delay,
         schedule=schedule,
         on_end=_outcome(plan, override),
+    )
+
+
+def for_stream(
+    events: Iterable[Event],
+    plan: Plan,
+    *,
+    status: int,
+    headers: Sequence[tuple[str, str]],
+    comments: bool = False,
+    tail: bytes = b"",
+    schedule: Sequence[float] | None = None,
+) -> Playback:
+    """A stream of ``events`` played to its end, no fault: :func:`for_events` without
+    one. It needs no codec, so replaying a recording as it came never loads one (nor
+    the pydantic reply model the codecs build)."""
+    return Playback(
+        status=status,
+        headers=list(headers),
+        events=encode_lazily(events, comments=comments, tail=tail),
+        chunker=plan.chunker,
+        gates=dict(plan.extra_gates),
+        delay=plan.delay,
+        schedule=schedule,
+        on_end=plan.on_end,
     )
 
 
@@ -247,6 +291,8 @@ def _json_reply(
         return for_error(codec, fault, ctx, plan)
     if fault is not None and fault.kind == "error_event":
         # Not streamed: the same failure arrives as the provider's HTTP error.
+        from .model import Fault  # noqa: PLC0415 - see the imports (a fake has loaded it)
+
         error_type = fault.error_type or _DEFAULT_EVENT_ERROR[codec.provider]
         status = ERROR_EVENT_STATUS.get(error_type, 500)
         as_http = Fault.http(status, fault.message, error_type=error_type)

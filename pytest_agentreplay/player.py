@@ -11,15 +11,17 @@ fault would on a fake model.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import overload
+from typing import TYPE_CHECKING, overload
 
-from .cassette_model import Interaction, RecordedEvent, RecordedResponse
 from .egress import EgressBlocked
-from .model import Fault, Reply
-from .playbacks import ERROR_EVENT_STATUS, Plan, for_error, for_events, for_reply
+from .playbacks import ERROR_EVENT_STATUS, Plan, for_error, for_events, for_reply, for_stream
 from .providers import codec_for, detect
 from .providers.base import Codec, RenderContext
 from .streams import Playback
+
+if TYPE_CHECKING:  # pydantic models; a recording played as it came loads neither
+    from ._records import AnyEvent, AnyInteraction, AnyResponse
+    from .model import Fault
 
 __all__ = ["REPLAY_FAULTS", "IncompleteRecordingError", "playback_for"]
 
@@ -43,18 +45,17 @@ class IncompleteRecordingError(EgressBlocked):
     """
 
 
-def _headers(response: RecordedResponse) -> list[tuple[str, str]]:
+def _headers(response: AnyResponse) -> list[tuple[str, str]]:
     return [(k, v) for k, v in response.headers.items() if k.lower() not in _SKIP_HEADERS]
 
 
-def _codec(method: str, path: str) -> tuple[Codec, bool]:
-    """The provider codec for error rendering, and whether the path is a model call."""
-    provider = detect(method, path)
-    return codec_for(provider or "openai_chat"), provider is not None
+def _codec(method: str, path: str) -> Codec:
+    """The provider codec to render a fault with (OpenAI's errors for other paths)."""
+    return codec_for(detect(method, path) or "openai_chat")
 
 
 def playback_for(
-    interaction: Interaction,
+    interaction: AnyInteraction,
     *,
     method: str,
     path: str,
@@ -76,23 +77,35 @@ def playback_for(
             f"its body is incomplete. Re-record it, or replay it anyway with "
             f"@pytest.mark.agentreplay(allow_incomplete=True)."
         )
-    codec, is_model_call = _codec(method, path)
-    if fault is not None and fault.kind == "empty" and is_model_call:
+    if fault is not None and fault.kind == "empty" and detect(method, path) is not None:
+        from .model import Reply  # noqa: PLC0415 - see the imports
+
+        codec = _codec(method, path)
         empty = Reply(parts=[])
         return for_reply(codec, empty, RenderContext(), plan, streaming=response.is_stream)
     if fault is not None and fault.kind == "timeout" and fault.after_events is None:
         return _before_headers(plan)
     if response.events is None:
-        return _body_playback(response, fault, codec, plan)
+        return _body_playback(response, fault, method, path, plan)
     if fault is None and response.end in _RECORDED_FAULT:
-        fault = Fault(
-            kind=_RECORDED_FAULT[response.end],
-            after_events=len(response.events),
-        )
+        from .model import Fault  # noqa: PLC0415 - see the imports
+
+        fault = Fault(kind=_RECORDED_FAULT[response.end], after_events=len(response.events))
     schedule = _Schedule(response.events, pace) if pace is not None else None
+    # Events are encoded one by one as pulled, no copy (playbacks.StoredEvent).
+    if fault is None:
+        return for_stream(
+            response.events,
+            plan,
+            status=response.status,
+            headers=_headers(response),
+            comments=True,
+            tail=_tail(response),
+            schedule=schedule,
+        )
     return for_events(
-        codec,
-        response.events,  # encoded one by one as pulled, no copy (playbacks.StoredEvent)
+        _codec(method, path),
+        response.events,
         fault,
         RenderContext(),
         plan,
@@ -108,7 +121,7 @@ class _Schedule(Sequence[float]):
     """When each event may be sent (its recorded arrival time times ``pace``),
     computed per event when the player asks, not for the whole stream up front."""
 
-    def __init__(self, events: list[RecordedEvent], pace: float) -> None:
+    def __init__(self, events: Sequence[AnyEvent], pace: float) -> None:
         self.events = events
         self.pace = pace
 
@@ -127,7 +140,7 @@ class _Schedule(Sequence[float]):
         return (self.events[index].t or 0.0) * self.pace
 
 
-def _tail(response: RecordedResponse) -> bytes:
+def _tail(response: AnyResponse) -> bytes:
     """The unterminated last line of a recorded stream (replayed as it came)."""
     tail = response.tail
     return tail.encode("utf-8") if tail else b""
@@ -143,6 +156,8 @@ def _before_headers(plan: Plan) -> Playback:
 def _as_http(fault: Fault, codec: Codec) -> Fault:
     """An in-stream error on a call that is not streamed: the provider answers with the
     same error as an HTTP status instead (as a fake model does)."""
+    from .model import Fault  # noqa: PLC0415 - see the imports
+
     error_type = fault.error_type or (
         "overloaded_error" if codec.provider == "anthropic" else "server_error"
     )
@@ -151,12 +166,12 @@ def _as_http(fault: Fault, codec: Codec) -> Fault:
 
 
 def _body_playback(
-    response: RecordedResponse, fault: Fault | None, codec: Codec, plan: Plan
+    response: AnyResponse, fault: Fault | None, method: str, path: str, plan: Plan
 ) -> Playback:
     if fault is not None and fault.kind == "error_event":
-        fault = _as_http(fault, codec)
+        fault = _as_http(fault, _codec(method, path))
     if fault is not None and fault.kind == "http":
-        return for_error(codec, fault, RenderContext(), plan)
+        return for_error(_codec(method, path), fault, RenderContext(), plan)
     body = b"" if fault is not None and fault.kind == "empty" else response.content()
     length: str | None = str(len(body))
     deliver: int | None = None

@@ -16,20 +16,18 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._bodies import tail
-from .cassette import request_from_wire, response_from_wire
-from .cassette_model import (
-    Interaction,
-    RecordedEvent,
-    RecordedRequest,
-    RecordedResponse,
-    normalize_headers,
-)
+from ._records import normalize_headers
 from .intercept import Family, HTTPRequest
 from .sse import SSEDecoder
 from .streams import Tee
+
+# The cassette model (pydantic) is imported where something is recorded: a session
+# that only replays imports this module for its constants and never loads it.
+if TYPE_CHECKING:
+    from .cassette_model import Interaction, RecordedEvent, RecordedRequest, RecordedResponse
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -49,6 +47,8 @@ _ENDS = frozenset({"complete", "cut", "timeout", "cancelled", "incomplete"})
 
 def recorded_request(request: HTTPRequest) -> RecordedRequest:
     """A live request in cassette form (before scrubbing)."""
+    from .cassette import request_from_wire  # noqa: PLC0415 - see the imports
+
     return request_from_wire(request.method, request.url, request.headers, request.content)
 
 
@@ -97,6 +97,8 @@ class InteractionSink:
                 self.body += data  # raw: response_from_wire decodes it as a whole
 
     def _stream(self, data: bytes) -> None:
+        from .cassette_model import RecordedEvent  # noqa: PLC0415 - see the imports
+
         t = round(time.monotonic() - self.started, 6)
         dispatched = [RecordedEvent.from_sse(e, t=t) for e in self.sse.feed(data)]
         self.events.extend(dispatched)
@@ -120,11 +122,15 @@ class InteractionSink:
                     f"pytest_agentreplay_configure to record it)"
                 )
                 return
+            from .cassette_model import Interaction  # noqa: PLC0415 - see the imports
+
             response = self._stream_response() if self.streaming else self._body_response()
             response.end = how if how in _ENDS else "cut"  # type: ignore[assignment]
             self.on_done(Interaction(request=recorded_request(self.request), response=response))
 
     def _stream_response(self) -> RecordedResponse:
+        from .cassette_model import RecordedResponse  # noqa: PLC0415 - see the imports
+
         fields: dict[str, Any] = {
             "status": self.status,
             "events": self.events,
@@ -137,6 +143,8 @@ class InteractionSink:
         return RecordedResponse.model_validate(fields)
 
     def _body_response(self) -> RecordedResponse:
+        from .cassette import response_from_wire  # noqa: PLC0415 - see the imports
+
         return response_from_wire(self.status, self.raw_headers, bytes(self.body))
 
 

@@ -29,8 +29,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from ._records import Request
 from ._redact_rules import (
     AUTH_SCHEMES,
     DROPPED_HEADER_PREFIXES,
@@ -45,8 +46,18 @@ from ._redact_rules import (
     Rules,
 )
 from ._secret_scan import ENV_SUFFIXES, EnvNeedles, Hit, find, locate, merge_spans
-from .cassette_model import Cassette, Interaction, RecordedEvent, RecordedRequest, RecordedResponse
 from .errors import AgentReplayError
+
+if TYPE_CHECKING:  # pydantic: replay scrubs its plain records without loading the model
+    from .cassette_model import (
+        Cassette,
+        Interaction,
+        RecordedEvent,
+        RecordedRequest,
+        RecordedResponse,
+    )
+
+_Request = TypeVar("_Request", "RecordedRequest", Request)
 
 __all__ = [
     "AUTH_SCHEMES",
@@ -67,7 +78,7 @@ __all__ = [
     "default_scrubber",
 ]
 
-CustomScrubber = Callable[[Interaction], Interaction]
+CustomScrubber = Callable[["Interaction"], "Interaction"]
 """A user scrubber: takes an interaction, returns the scrubbed one (it may be modified in
 place and returned: it always receives a private copy)."""
 
@@ -176,18 +187,25 @@ class Scrubber:
         )
         return self._run_custom(scrubbed)
 
-    def scrub_request(self, r: RecordedRequest) -> RecordedRequest:
+    def scrub_request(self, r: _Request) -> _Request:
         """A request scrubbed exactly as when it is stored, so that a live request can be
-        matched against recorded ones. Custom scrubbers see it with an empty 200 response."""
+        matched against recorded ones. Custom scrubbers see it with an empty 200 response
+        (always the model: replay makes plain records only when there are none)."""
         request = self._request(r)
         if not self.custom:
             return request
+        if isinstance(request, Request):
+            raise TypeError("custom scrubbers are given the model, not replay's plain records")
+        from .cassette_model import Interaction, RecordedResponse  # noqa: PLC0415 - see imports
+
         stub = Interaction(request=request, response=RecordedResponse(status=200))
         return self._run_custom(stub).request
 
     def _run_custom(self, interaction: Interaction) -> Interaction:
         if not self.custom:
             return interaction
+        from .cassette_model import Interaction  # noqa: PLC0415 - see the imports
+
         current = interaction.model_copy(deep=True)
         for scrubber in self.custom:
             result = scrubber(current)
@@ -199,7 +217,7 @@ class Scrubber:
             current = result
         return current
 
-    def _request(self, r: RecordedRequest) -> RecordedRequest:
+    def _request(self, r: _Request) -> _Request:
         rules = self._rules
         changes: dict[str, Any] = {
             "headers": rules.headers(r.headers),

@@ -28,23 +28,29 @@ from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from . import cassette as cassette_io
-from ._cassette_merge import fingerprint
-from .cassette_model import CASSETTE_VERSION, Cassette, Interaction, RecordedRequest
+from . import _records
 from .egress import EgressBlocked
 from .errors import AgentReplayError
 from .intercept import HTTPRequest, Router
-from .matching import Index, explain_miss
-from .model import Fault
+from .matching import Index, explain_miss, own_parts
 from .playbacks import Plan
 from .player import REPLAY_FAULTS, playback_for
 from .providers import detect
 from .recorder import DEFAULT_MAX_BODY_BYTES, UNNUMBERED, LiveRecorder, recorded_request
-from .redact import Scrubber
 from .streams import Chunker, Playback, chunk_by_event
+
+# The cassette model (pydantic) is loaded when a test records, when user code is given
+# interactions (custom matchers and scrubbers, ``agentreplay.interactions``) or when a
+# file is not one the plugin wrote; replaying the plugin's own files needs only
+# ``_records`` (about 0.1 s a run, bench/ W4).
+if TYPE_CHECKING:
+    from ._records import AnyInteraction, AnyRequest
+    from .cassette_model import Cassette, Interaction, RecordedRequest
+    from .model import Fault
+    from .redact import Scrubber
 
 __all__ = [
     "CassetteMiss",
@@ -98,7 +104,7 @@ class WriteResult:
 @dataclass
 class _Pending:
     request: HTTPRequest
-    recorded: RecordedRequest
+    recorded: AnyRequest
     index: int | None
     call: int  # the request's number among all this test's requests
 
@@ -127,15 +133,23 @@ class CassetteSession:
 
     def __post_init__(self) -> None:
         self.existed = self.path.exists()
-        loaded = cassette_io.load(self.path) if self.existed else None
-        self.cassette = loaded or Cassette(version=CASSETTE_VERSION, interactions=[])
         self.replaying = self.record_mode in REPLAYING_MODES
         self.recording = self.record_mode in ("all", "rewrite", "new_episodes") or (
             self.record_mode == "once" and not self.existed
         )
-        requests = [i.request for i in self.cassette.interactions] if self.replaying else []
         kwargs = {} if self.match_on is None else {"match_on": self.match_on}
-        self.index = Index(requests, **kwargs)
+        self.index = Index([], **kwargs)
+        # Plain records when nothing but the plugin reads them (see _records).
+        self._plain = (
+            not self.recording
+            and own_parts(self.index.parts)
+            and not getattr(self.scrubber, "custom", ())
+        )
+        self._model: Cassette | None = None
+        self.interactions: Sequence[AnyInteraction] = self._load() if self.existed else []
+        if self.replaying:
+            for request in (i.request for i in self.interactions):
+                self.index.add(request, played=False)
         self.recorded: dict[int, Interaction] = {}
         self.recorded_elsewhere: list[Interaction] = []
         self.injected: dict[int, Fault] = {}
@@ -146,8 +160,36 @@ class CassetteSession:
         self._served = 0
         self._requests = 0
         self._recorded_hosts = {
-            (urlsplit(i.request.url).hostname or "").lower() for i in self.cassette.interactions
+            (urlsplit(i.request.url).hostname or "").lower() for i in self.interactions
         }
+
+    def _load(self) -> Sequence[AnyInteraction]:
+        plain = _records.load(self.path) if self._plain else None
+        if plain is not None:
+            return plain
+        from . import cassette as cassette_io  # noqa: PLC0415 - see the imports
+
+        self._plain = False  # the model it is, for the live requests too
+        self._model = cassette_io.load(self.path)
+        return self._model.interactions
+
+    @property
+    def cassette(self) -> Cassette:
+        """The cassette as loaded, as the public model (built on first use when replay
+        read plain records)."""
+        if self._model is None:
+            self._model = _records.to_cassette(self.interactions)
+        return self._model
+
+    def _live_form(self, request: HTTPRequest) -> AnyRequest:
+        """A live request as it is matched: in cassette form, of the same kind as the
+        recorded ones, scrubbed exactly as they were when stored."""
+        if self._plain:
+            plain = _records.live_request(
+                request.method, request.url, request.headers, request.content
+            )
+            return self.scrubber.scrub_request(plain)
+        return self.scrubber.scrub_request(recorded_request(request))
 
     # --- the handle's API ----------------------------------------------------------
 
@@ -193,7 +235,7 @@ class CassetteSession:
         """Whether the cassette answers ``request``: a match, or (in replay) a miss to
         report. Requests left to go out live are numbered here, in the order they are
         sent, which is the order they are written in."""
-        recorded = self.scrubber.scrub_request(recorded_request(request))
+        recorded = self._live_form(request)
         index = self._take(recorded) if self.replaying else None
         if index is None and not self.recording and not self._is_miss(request):
             return False  # not the cassette's business: left to the egress rules
@@ -206,7 +248,7 @@ class CassetteSession:
             self._pending[id(request)] = _Pending(request, recorded, index, call)
         return True
 
-    def _take(self, recorded: RecordedRequest) -> int | None:
+    def _take(self, recorded: AnyRequest) -> int | None:
         """The interaction answering ``recorded``: one whose last call was failed by an
         injected fault first (the retry gets the recording), else the next unplayed."""
         if self._again:
@@ -216,7 +258,7 @@ class CassetteSession:
                     return again.popleft()
         return self.index.take(recorded)
 
-    def _offer_again(self, recorded: RecordedRequest, index: int) -> None:
+    def _offer_again(self, recorded: AnyRequest, index: int) -> None:
         with self._lock:
             self._again.setdefault(self.index.key(recorded), deque()).append(index)
 
@@ -248,7 +290,7 @@ class CassetteSession:
         plan = Plan(chunker=self.chunker, on_end=self._ender(call, request, index, played))
         played.append(
             playback_for(
-                self.cassette.interactions[index],
+                self.interactions[index],
                 method=request.method,
                 path=request.path,
                 fault=fault,
@@ -268,7 +310,7 @@ class CassetteSession:
         vcrpy, for requests / urllib3 / aiohttp — cannot play back in replay."""
         return self._miss(self.scrubber.scrub_request(request))
 
-    def _miss(self, recorded: RecordedRequest) -> CassetteMiss:
+    def _miss(self, recorded: AnyRequest) -> CassetteMiss:
         if not self.existed:
             command = self.rerecord or "pytest --agentreplay-record-mode=once"
             message = (
@@ -294,7 +336,7 @@ class CassetteSession:
     ) -> Callable[[str, int], None]:
         """The ``on_end`` of a replayed call: logs it as a :class:`ReplayedCall` with the
         status the client got (an injected HTTP error's; none before the headers)."""
-        interaction = self.cassette.interactions[index]
+        interaction = self.interactions[index]
 
         def ended(outcome: str, events_sent: int) -> None:
             if outcome == "completed" and _ends_in_error(interaction):
@@ -368,7 +410,10 @@ class CassetteSession:
                 recorded=len(new),
                 reason="the test failed; the existing cassette was kept",
             )
-        fresh = self.scrubber.scrub(Cassette(version=CASSETTE_VERSION, interactions=new))
+        from . import cassette as cassette_io  # noqa: PLC0415 - see the imports
+        from .cassette_model import Cassette  # noqa: PLC0415
+
+        fresh = self.scrubber.scrub(Cassette(interactions=new))
         with cassette_io.locked(self.path):
             merged, block = self._merge(fresh.interactions)
             cassette_io.save(self.path, merged, scrubber=self.scrubber)
@@ -382,10 +427,13 @@ class CassetteSession:
         there. ``rewrite`` drops what the file held before this run — but not what
         other tests wrote into it during the run (a shared cassette).
         """
+        from ._cassette_merge import fingerprint  # noqa: PLC0415 - see the imports
+        from .cassette_model import Cassette  # noqa: PLC0415
+
         on_disk = self._on_disk()
         seen = {fingerprint(i) for i in on_disk}
         fresh = [i for i in new if fingerprint(i) not in seen]
-        merged = Cassette(version=CASSETTE_VERSION, interactions=[*on_disk, *fresh])
+        merged = Cassette(interactions=[*on_disk, *fresh])
         return merged, [fingerprint(i) for i in fresh]
 
     def _on_disk(self) -> list[Interaction]:
@@ -393,6 +441,8 @@ class CassetteSession:
             return []
         if self.record_mode == "rewrite" and not self._written_this_run():
             return []
+        from . import cassette as cassette_io  # noqa: PLC0415 - see the imports
+
         return cassette_io.load(self.path).interactions
 
     def _written_this_run(self) -> bool:
@@ -414,7 +464,7 @@ def _live_outcome(interaction: Interaction) -> str:
     return "error_event" if _ends_in_error(interaction) else "completed"
 
 
-def _ends_in_error(interaction: Interaction) -> bool:
+def _ends_in_error(interaction: AnyInteraction) -> bool:
     """Whether a recorded stream ends with the provider's in-stream error event."""
     events = interaction.response.events
     if not events:

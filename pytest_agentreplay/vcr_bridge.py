@@ -21,11 +21,12 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from .cassette import request_from_wire, response_from_wire
-from .cassette_model import Interaction, RecordedRequest, RecordedResponse
 from .sse import SSEEncoder
 
+# The cassette model is imported when vcrpy is really used: the plugin asks this
+# module on every test whether vcrpy is wanted, and replay may not need the model.
 if TYPE_CHECKING:
+    from .cassette_model import Interaction, RecordedRequest, RecordedResponse
     from .session import CassetteSession
 
 __all__ = ["available", "from_vcr", "to_vcr", "vcr_cassette"]
@@ -106,6 +107,8 @@ def _bytes(value: Any) -> bytes:
 
 def _request(request: Any) -> RecordedRequest:
     """vcrpy's Request in cassette form (before scrubbing)."""
+    from .cassette import request_from_wire
+
     return request_from_wire(
         request.method, request.uri, _pairs(request.headers), _bytes(request.body)
     )
@@ -113,6 +116,9 @@ def _request(request: Any) -> RecordedRequest:
 
 def from_vcr(request: Any, response: dict[str, Any]) -> Interaction:
     """vcrpy's (Request, response dict) as one of our interactions."""
+    from .cassette import response_from_wire
+    from .cassette_model import Interaction
+
     return Interaction(
         request=_request(request),
         response=response_from_wire(

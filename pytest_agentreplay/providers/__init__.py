@@ -2,14 +2,16 @@
 
 ``codec_for("anthropic")`` gives a provider's codec; ``detect(method, path)``
 tells which provider a request path belongs to (``None`` for anything that is
-not a model call, e.g. ``/v1/models`` or ``/v1/messages/count_tokens``).
+not a model call, e.g. ``/v1/models`` or ``/v1/messages/count_tokens``) without
+importing any codec (:mod:`._routes`): replaying a cassette needs no codec, and
+codecs build the pydantic reply model.
 """
 
 from __future__ import annotations
 
 import importlib
 
-from ..model import PROVIDERS, Provider
+from ._routes import PROVIDERS, Provider, detect
 from .base import Codec, ErrorResponse, Folded, IdFactory, RenderContext
 
 __all__ = [
@@ -44,11 +46,3 @@ def codec_for(provider: Provider) -> Codec:
         module = importlib.import_module(module_name, __name__)
         codec = _CODECS[provider] = getattr(module, class_name)()
     return codec
-
-
-def detect(method: str, path: str) -> Provider | None:
-    """The provider whose model-call endpoint ``path`` is, if any."""
-    for provider in PROVIDERS:
-        if codec_for(provider).handles(method, path):
-            return provider
-    return None

@@ -41,6 +41,7 @@ from pytest_agentreplay.model import (
 )
 from pytest_agentreplay.providers._anthropic_fold import fold_events
 from pytest_agentreplay.providers._anthropic_request import parse_request
+from pytest_agentreplay.providers._routes import handles
 from pytest_agentreplay.providers.base import (
     Codec,
     ErrorResponse,
@@ -211,12 +212,8 @@ class AnthropicCodec(Codec):
     provider: ClassVar[Provider] = "anthropic"
 
     def handles(self, method: str, path: str) -> bool:
-        """``POST .../v1/messages`` under any prefix (proxies, gateways); not
-        ``/v1/messages/count_tokens`` or ``/v1/messages/batches...``."""
-        if method.upper() != "POST":
-            return False
-        path = path.split("?", 1)[0].split("#", 1)[0].rstrip("/")
-        return path == "/v1/messages" or path.endswith("/v1/messages")
+        """``POST .../v1/messages`` under any prefix (see :mod:`._routes`)."""
+        return handles("anthropic", method, path)
 
     def parse_request(self, body: Mapping[str, Any]) -> Request:
         """The request in neutral form (see :mod:`._anthropic_request`)."""

@@ -16,11 +16,14 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import CodecError
-from ..model import Fault, Provider, Reply, Request, Usage
 from ..sse import SSEEvent
+from ._routes import Provider
+
+if TYPE_CHECKING:  # the reply model (pydantic) is loaded by the codecs, not by replay
+    from ..model import Fault, Reply, Request, Usage
 
 __all__ = [
     "Codec",
@@ -149,6 +152,8 @@ class RenderContext:
         out = "".join(
             getattr(p, "text", "") or json_data(getattr(p, "args", {})) for p in reply.parts
         )
+        from ..model import Usage  # noqa: PLC0415 - see the imports
+
         return Usage(input_tokens=estimate_tokens(raw), output_tokens=estimate_tokens(out))
 
 

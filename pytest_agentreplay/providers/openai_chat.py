@@ -54,6 +54,7 @@ from pytest_agentreplay.providers._openai_errors import (
     error_response,
     request_id,
 )
+from pytest_agentreplay.providers._routes import handles
 from pytest_agentreplay.providers.base import (
     Codec,
     ErrorResponse,
@@ -155,10 +156,8 @@ class OpenAIChatCodec(Codec):
     # -- endpoint and request ------------------------------------------------
 
     def handles(self, method: str, path: str) -> bool:
-        """``POST`` to any path ending in ``/chat/completions`` (prefixes allowed);
-        not the stored-completion endpoints ``/chat/completions/{id}[/messages]``."""
-        segments = path.rstrip("/").split("/")
-        return method.upper() == "POST" and segments[-2:] == ["chat", "completions"]
+        """``POST .../chat/completions`` (see :mod:`._routes`)."""
+        return handles("openai_chat", method, path)
 
     def parse_request(self, body: Mapping[str, Any]) -> Request:
         """A request body in neutral form (see :mod:`._openai_chat_request`)."""

@@ -51,13 +51,12 @@ from ._openai_responses_render import (
     render_response_events,
 )
 from ._openai_responses_request import parse_responses_request
+from ._routes import handles
 from .base import Codec, ErrorResponse, Folded, RenderContext, json_data
 
 __all__ = ["OpenAIResponsesCodec"]
 
 # Sub-resources of /responses that are not model calls (they end the path).
-_NOT_MODEL_CALLS = frozenset({"input_tokens", "compact", "cancel", "input_items"})
-
 # Error types whose usual ``code`` is not the type itself (for in-stream errors).
 _CODE_FOR_TYPE: dict[str, str | None] = {
     "requests": "rate_limit_exceeded",
@@ -75,23 +74,8 @@ class OpenAIResponsesCodec(Codec):
     # -- endpoint ------------------------------------------------------------------
 
     def handles(self, method: str, path: str) -> bool:
-        """``POST .../responses`` (create) and ``GET .../responses/{id}`` (retrieve,
-        which streams a background response when the query says ``stream=true``).
-
-        Refuses ``/responses/input_tokens``, ``/responses/compact``,
-        ``/responses/{id}/cancel``, ``/responses/{id}/input_items`` and DELETE.
-        """
-        segments = [s for s in path.split("?", 1)[0].split("/") if s]
-        verb = method.upper()
-        if verb == "POST":
-            return bool(segments) and segments[-1] == "responses"
-        if verb == "GET":
-            return (
-                len(segments) >= 2
-                and segments[-2] == "responses"
-                and segments[-1] not in _NOT_MODEL_CALLS
-            )
-        return False
+        """``POST .../responses`` and ``GET .../responses/{id}`` (see :mod:`._routes`)."""
+        return handles("openai_responses", method, path)
 
     def parse_request(self, body: Mapping[str, Any]) -> Request:
         """A ``responses.create`` body in neutral form (see

@@ -1,0 +1,76 @@
+"""Which provider a request path belongs to, without loading any codec.
+
+Replay asks this for every request (matching drops a provider's body noise, a
+miss is reported as a model call), so it lives apart from the codecs, which
+build the pydantic reply model and are imported only when a response is
+rendered. Each codec's ``handles`` is the function here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+__all__ = ["PROVIDERS", "Provider", "detect", "handles"]
+
+Provider = Literal["anthropic", "openai_chat", "openai_responses"]
+PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai_chat", "openai_responses")
+
+_NOT_RESPONSE_CALLS = frozenset({"input_tokens", "compact", "cancel", "input_items"})
+
+
+def _anthropic(method: str, path: str) -> bool:
+    """``POST .../v1/messages`` under any prefix (proxies, gateways); not
+    ``/v1/messages/count_tokens`` or ``/v1/messages/batches...``."""
+    if method.upper() != "POST":
+        return False
+    path = path.split("?", 1)[0].split("#", 1)[0].rstrip("/")
+    return path == "/v1/messages" or path.endswith("/v1/messages")
+
+
+def _openai_chat(method: str, path: str) -> bool:
+    """``POST`` to any path ending in ``/chat/completions`` (prefixes allowed);
+    not the stored-completion endpoints ``/chat/completions/{id}[/messages]``."""
+    segments = path.rstrip("/").split("/")
+    return method.upper() == "POST" and segments[-2:] == ["chat", "completions"]
+
+
+def _openai_responses(method: str, path: str) -> bool:
+    """``POST .../responses`` (create) and ``GET .../responses/{id}`` (retrieve,
+    which streams a background response when the query says ``stream=true``).
+
+    Refuses ``/responses/input_tokens``, ``/responses/compact``,
+    ``/responses/{id}/cancel``, ``/responses/{id}/input_items`` and DELETE.
+    """
+    segments = [s for s in path.split("?", 1)[0].split("/") if s]
+    verb = method.upper()
+    if verb == "POST":
+        return bool(segments) and segments[-1] == "responses"
+    if verb == "GET":
+        return (
+            len(segments) >= 2
+            and segments[-2] == "responses"
+            and segments[-1] not in _NOT_RESPONSE_CALLS
+        )
+    return False
+
+
+_HANDLES: dict[Provider, Callable[[str, str], bool]] = {
+    "anthropic": _anthropic,
+    "openai_chat": _openai_chat,
+    "openai_responses": _openai_responses,
+}
+assert tuple(_HANDLES) == PROVIDERS
+
+
+def handles(provider: Provider, method: str, path: str) -> bool:
+    """Whether ``method path`` is a model call of ``provider``."""
+    return _HANDLES[provider](method, path)
+
+
+def detect(method: str, path: str) -> Provider | None:
+    """The provider whose model-call endpoint ``path`` is, if any."""
+    for provider, check in _HANDLES.items():
+        if check(method, path):
+            return provider
+    return None
