@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 from urllib.parse import quote, unquote_plus
 
@@ -21,6 +22,7 @@ __all__ = [
     "AUTH_SCHEMES",
     "DROPPED_HEADERS",
     "DROPPED_HEADER_PREFIXES",
+    "ENV_SUFFIXES",
     "NORMALIZED_HEADERS",
     "REQUEST_ID_PLACEHOLDER",
     "SCHEME_HEADERS",
@@ -32,6 +34,9 @@ __all__ = [
     "Rules",
     "normalize_key",
 ]
+
+ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_KEY")
+"""Environment variables whose values (>= 8 characters) the backstop searches for."""
 
 REQUEST_ID_PLACEHOLDER = "req_agentreplay"
 """Stable stand-in for ``request-id`` / ``x-request-id``: the SDKs read these headers
@@ -189,6 +194,7 @@ _URL_PREFIX = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _FORM_TYPE = "application/x-www-form-urlencoded"
 
 
+@lru_cache(maxsize=4096)  # every replayed request's keys pass here: the same few names
 def normalize_key(name: str) -> str:
     """A JSON key as compared with :data:`SECRET_BODY_KEYS`: ``Api-Key`` gives ``apikey``."""
     return _WORDS.sub("", name).lower()
@@ -212,6 +218,10 @@ class Rules:
     secret_headers: frozenset[str]
     query_params: frozenset[str]
     body_keys: frozenset[str]
+    _actions: dict[str, HeaderAction] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
+    """:meth:`header_action` by header name: the same few names on every request."""
 
     @classmethod
     def build(
@@ -234,6 +244,12 @@ class Rules:
 
     def header_action(self, name: str) -> HeaderAction:
         """What happens to a header called ``name`` (any case)."""
+        action = self._actions.get(name)
+        if action is None:
+            action = self._actions[name] = self._header_action(name)
+        return action
+
+    def _header_action(self, name: str) -> HeaderAction:
         lower = name.lower()
         if lower in self.secret_headers:
             return "secret"

@@ -27,13 +27,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, quote_plus
 
+from ._redact_rules import ENV_SUFFIXES
+
 if TYPE_CHECKING:
     import yaml
 
 __all__ = ["ENV_SUFFIXES", "KEY_SHAPES", "EnvNeedles", "Hit", "find", "locate", "merge_spans"]
 
-ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_KEY")
-"""Environment variables whose values (>= 8 characters) are searched for."""
 
 _MIN_ENV_LEN = 8
 _KEYCHAR_STR = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"

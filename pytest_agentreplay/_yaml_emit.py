@@ -202,6 +202,11 @@ def inline(value: Any, *, flow: bool = False) -> str:
 def _key(key: object) -> str:
     if not isinstance(key, str):
         raise UnstorableError(f"has a {type(key).__name__} key; JSON keys are strings")
+    return _key_text(key)
+
+
+@lru_cache(maxsize=8192)  # keys repeat across files: header names, model, messages, ...
+def _key_text(key: str) -> str:
     text = _string(key, flow=True)
     if len(text) > _MAX_KEY:
         raise UnstorableError(f"has a key of {len(key)} characters; YAML keys are limited")

@@ -21,12 +21,12 @@ class AgentReplay:
 
     ``path`` and ``record_mode`` say which cassette and how; ``interactions`` are
     the recorded ones loaded from it (as :class:`~.cassette_model.Interaction`, built
-    on first use when replay read the file without the model); ``calls`` the requests this test made so far
-    (answered from the cassette, or live and recorded); ``recorded`` the new
-    interactions; ``unplayed`` the indexes of recorded interactions not played yet;
-    ``live_calls`` / ``blocked`` are the egress ledger; ``scrubber`` is what this
-    session writes cassettes with. ``inject`` makes a replayed call fail with a
-    :class:`~.model.Fault` instead of playing as recorded.
+    on first use when replay read the file without the model); ``calls`` the
+    requests this test made so far (answered from the cassette, or live and
+    recorded); ``recorded`` the new interactions; ``unplayed`` the indexes of
+    recorded interactions not played yet; ``live_calls`` / ``blocked`` are the egress
+    ledger; ``scrubber`` is what this session writes cassettes with. ``inject`` makes
+    a replayed call fail with a :class:`~.model.Fault` instead of playing as recorded.
     """
 
     def __init__(self, session: CassetteSession, router: Router) -> None:

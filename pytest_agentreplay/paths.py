@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -44,11 +45,17 @@ def _default_stem(item: pytest.Item) -> str:
     return safe_name(prefix + item.name)
 
 
+@lru_cache(maxsize=1024)
+def _folder(module_path: str, cassette_dir: str) -> Path:
+    """The cassette folder of a test module (the same for all its tests: computed once)."""
+    module = Path(module_path)
+    return module.parent / cassette_dir / safe_name(module.stem)
+
+
 def cassette_path(item: pytest.Item, cassette_dir: str, cassette: str | None) -> Path:
     """The cassette of ``item``: the marker's ``cassette`` (relative to the module's
     cassette folder unless absolute), else the default name."""
-    module = Path(str(item.path))
-    folder = module.parent / cassette_dir / safe_name(module.stem)
+    folder = _folder(str(item.path), cassette_dir)
     if cassette is None:
         return folder / f"{_default_stem(item)}.yaml"
     given = Path(cassette)

@@ -36,6 +36,7 @@ from ._redact_rules import (
     AUTH_SCHEMES,
     DROPPED_HEADER_PREFIXES,
     DROPPED_HEADERS,
+    ENV_SUFFIXES,
     NORMALIZED_HEADERS,
     REQUEST_ID_PLACEHOLDER,
     SCHEME_HEADERS,
@@ -45,10 +46,10 @@ from ._redact_rules import (
     SECRET_QUERY_PARAMS,
     Rules,
 )
-from ._secret_scan import ENV_SUFFIXES, EnvNeedles, Hit, find, locate, merge_spans
 from .errors import AgentReplayError
 
 if TYPE_CHECKING:  # pydantic: replay scrubs its plain records without loading the model
+    from ._secret_scan import EnvNeedles, Hit
     from .cassette_model import (
         Cassette,
         Interaction,
@@ -162,7 +163,8 @@ class Scrubber:
             extra_body_keys=tuple(extra_body_keys),
         )
         self._allow = frozenset(allow)
-        self._env = EnvNeedles(env, ignore=(placeholder,))
+        self._env_source = env
+        self._env: EnvNeedles | None = None  # the backstop's, built on first use
         self._data_filter = _data_filter(self._rules.body_keys)
 
     def __repr__(self) -> str:
@@ -252,6 +254,12 @@ class Scrubber:
     # -- the backstop --------------------------------------------------------------------
 
     def _hits(self, text: str) -> list[Hit]:
+        # The backstop's patterns (``_secret_scan``) load when text is first checked or
+        # masked: a replay that writes nothing and reports nothing never needs them.
+        from ._secret_scan import EnvNeedles, find  # noqa: PLC0415 - see above
+
+        if self._env is None:
+            self._env = EnvNeedles(self._env_source, ignore=(self.placeholder,))
         return find(text, self._env, self._allow)
 
     def scan(self, text: str) -> list[Finding]:
@@ -260,6 +268,8 @@ class Scrubber:
         hits = self._hits(text)
         if not hits:
             return []
+        from ._secret_scan import locate  # noqa: PLC0415 - see _hits
+
         places = locate(text, [h.start for h in hits])
         unique = dict.fromkeys(zip(places, (h.kind for h in hits), strict=True))
         # A path is built from mapping keys, which could hold a secret too: mask it.
@@ -284,6 +294,8 @@ class Scrubber:
         """
         if "://" in text:
             text = _URL_IN_TEXT.sub(lambda m: self._rules.url(m.group(0)), text)
+        from ._secret_scan import merge_spans  # noqa: PLC0415 - see _hits
+
         spans = merge_spans(self._hits(text))
         if not spans:
             return text
