@@ -130,12 +130,17 @@ class Event:
 
 
 class _Body:
+    """Headers and a body stored one way at most (as the model's ``_Body``)."""
+
     __slots__ = ("body", "body_b64", "headers", "json_body")
 
-    json_body: Any
-    body: str | None
-    body_b64: str | None
-    headers: dict[str, str]
+    def __init__(
+        self, headers: dict[str, str], json_body: Any, body: str | None, body_b64: str | None
+    ) -> None:
+        self.headers = headers
+        self.json_body = json_body
+        self.body = body
+        self.body_b64 = body_b64
 
     def content(self) -> bytes:
         """The body bytes (JSON re-serialized compactly)."""
@@ -157,12 +162,9 @@ class Request(_Body):
         body: str | None = None,
         body_b64: str | None = None,
     ) -> None:
+        super().__init__(headers, json_body, body, body_b64)
         self.method = method
         self.url = url
-        self.headers = headers
-        self.json_body = json_body
-        self.body = body
-        self.body_b64 = body_b64
 
     def model_copy(self, *, update: Mapping[str, Any]) -> Request:
         """A copy with the fields in ``update`` replaced (as the model's, for the scrubber)."""
@@ -191,11 +193,8 @@ class Response(_Body):
         truncated: str | None = None,
         tail: str | None = None,
     ) -> None:
+        super().__init__(headers, json_body, body, body_b64)
         self.status = status
-        self.headers = headers
-        self.json_body = json_body
-        self.body = body
-        self.body_b64 = body_b64
         self.events = events
         self.end = end
         self.truncated = truncated
