@@ -17,6 +17,7 @@ module it waits for has loaded.
 
 from __future__ import annotations
 
+import importlib
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -100,11 +101,12 @@ def when_imported(name: str, callback: Callable[[ModuleType], None]) -> bool:
     if "." in name:
         raise ValueError(f"when_imported waits for top-level modules, not {name!r}")
     with _lock:
-        module = sys.modules.get(name)
-        if module is None:
+        if name not in sys.modules:
             _FINDER.waiting[name] = callback
             if _FINDER not in sys.meta_path:
                 sys.meta_path.insert(0, _FINDER)
             return False
-    callback(module)
+    # Through the import system, not sys.modules: a module another thread is still
+    # importing is waited for, never handed over half-initialised.
+    callback(importlib.import_module(name))
     return True

@@ -65,6 +65,9 @@ class InteractionSink:
         *,
         max_bytes: int = DEFAULT_MAX_BODY_BYTES,
     ) -> None:
+        from .cassette_model import RecordedEvent  # noqa: PLC0415 - see the imports
+
+        self._event = RecordedEvent.from_sse  # once here, not per chunk
         self.request = request
         self.started = started
         self.on_done = on_done
@@ -97,10 +100,8 @@ class InteractionSink:
                 self.body += data  # raw: response_from_wire decodes it as a whole
 
     def _stream(self, data: bytes) -> None:
-        from .cassette_model import RecordedEvent  # noqa: PLC0415 - see the imports
-
         t = round(time.monotonic() - self.started, 6)
-        dispatched = [RecordedEvent.from_sse(e, t=t) for e in self.sse.feed(data)]
+        dispatched = [self._event(e, t=t) for e in self.sse.feed(data)]
         self.events.extend(dispatched)
         self.pending += data
         if dispatched:
