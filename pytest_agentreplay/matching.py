@@ -42,6 +42,11 @@ A custom part is any function of the :class:`~.cassette_model.RecordedRequest`
 returning a hashable value (see :data:`Matcher`, :func:`header`,
 :func:`body_without`). ``match_on=("method", "path")`` is positional replay:
 requests are answered in recorded order whatever their bodies.
+
+Where a signature says ``AnyRequest``, it takes a
+:class:`~.cassette_model.RecordedRequest` or the plain record of one that replay
+reads a cassette into without loading the model (the same attributes); a custom
+part is only ever given the model.
 """
 
 from __future__ import annotations
