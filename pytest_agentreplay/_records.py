@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     AnyInteraction: TypeAlias = "Interaction | ModelInteraction"
 
 __all__ = [
+    "CASSETTE_VERSION",
+    "STREAM_ENDS",
     "Event",
     "Interaction",
     "Request",
@@ -57,12 +59,19 @@ __all__ = [
     "event_to_sse",
     "live_request",
     "load",
+    "looks_canonical",
     "normalize_headers",
     "to_cassette",
+    "wire_only_headers",
 ]
 
-_ENDS = frozenset({"complete", "cut", "timeout", "cancelled", "incomplete"})
+CASSETTE_VERSION = 1
+STREAM_ENDS = frozenset({"complete", "cut", "timeout", "cancelled", "incomplete"})
+"""How a stored body may end (the model's ``StreamEnd``)."""
+
 _WIRE_ONLY = frozenset({"content-length", "transfer-encoding"})
+_CANONICAL_START = ("interactions:\n- request:\n    method: ", "interactions: []\n")
+_CANONICAL_END = f"\nversion: {CASSETTE_VERSION}\n"
 
 
 # --- shared with the model ------------------------------------------------------------
@@ -77,6 +86,19 @@ def normalize_headers(headers: dict[str, str]) -> dict[str, str]:
         key = name.lower()
         out[key] = f"{out[key]}, {value}" if key in out else value
     return out
+
+
+def wire_only_headers(body_b64: str | None) -> frozenset[str]:
+    """Response headers that describe the wire rather than the stored body, so are not
+    stored: ``content-length`` and ``transfer-encoding`` always, ``content-encoding``
+    unless the body is kept as raw bytes (a stored JSON, text or event list is decoded)."""
+    return _WIRE_ONLY if body_b64 is not None else _WIRE_ONLY | {"content-encoding"}
+
+
+def looks_canonical(text: str) -> bool:
+    """Whether ``text`` starts and ends as the canonical writer's files do: the cheap
+    test before the fast reader is tried."""
+    return text.startswith(_CANONICAL_START) and text.endswith(_CANONICAL_END)
 
 
 def body_bytes(json_body: Any, body: str | None, body_b64: str | None) -> bytes:
@@ -336,12 +358,11 @@ def _response(data: Any) -> Response:
     events = None if stored is None else [_event(e) for e in stored]
     end = fields.get("end", "complete")
     tail = _str(fields.get("tail"), optional=True)
-    if end not in _ENDS or (tail is not None and events is None):
+    if end not in STREAM_ENDS or (tail is not None and events is None):
         raise _RefusedError
-    drop = _WIRE_ONLY if b64 is not None else _WIRE_ONLY | {"content-encoding"}
     return Response(
         status=_int(fields["status"], 100, 599),
-        headers=_headers(fields.get("headers"), drop=drop),
+        headers=_headers(fields.get("headers"), drop=wire_only_headers(b64)),
         json_body=json_body,
         body=body,
         body_b64=b64,
@@ -356,7 +377,7 @@ def _interactions(data: Any) -> list[Interaction]:
     top = _keys(data, frozenset({"interactions", "version"}), ("interactions", "version"))
     if (
         type(top["version"]) is not int
-        or top["version"] != 1
+        or top["version"] != CASSETTE_VERSION
         or type(top["interactions"]) is not list
     ):
         raise _RefusedError
@@ -369,13 +390,11 @@ def _interactions(data: Any) -> list[Interaction]:
 
 def loads(text: str) -> list[Interaction] | None:
     """The interactions of canonical cassette ``text``, or ``None`` for the model to read."""
-    if not text.startswith(("interactions:\n- request:\n    method: ", "interactions: []\n")):
-        return None
-    if not text.endswith("\nversion: 1\n"):
+    if not looks_canonical(text):
         return None
     try:
         interactions = _interactions(read_canonical(text))
-        return interactions if dump_interactions(interactions) == text else None
+        return interactions if dump_interactions(interactions, CASSETTE_VERSION) == text else None
     except (NotCanonicalError, _RefusedError, UnstorableError, RecursionError):
         return None
 
@@ -448,5 +467,5 @@ def to_cassette(interactions: Sequence[AnyInteraction]) -> Cassette:
     """The interactions as the public model (a copy: the records stay as they are)."""
     from .cassette_model import Cassette  # noqa: PLC0415 - pydantic, only when asked for
 
-    data = {"version": 1, "interactions": [as_data(i) for i in interactions]}
+    data = {"version": CASSETTE_VERSION, "interactions": [as_data(i) for i in interactions]}
     return Cassette.model_validate(copy.deepcopy(data), context={"json_checked": True})

@@ -404,7 +404,7 @@ def dump_cassette(cassette: Cassette) -> str:
         raise _locate(cassette) from None
 
 
-def dump_interactions(interactions: Sequence[AnyInteraction], version: int = 1) -> str:
+def dump_interactions(interactions: Sequence[AnyInteraction], version: int) -> str:
     """The canonical YAML text of a cassette holding ``interactions``; raises
     :class:`UnstorableError` (without the field path) for a value YAML cannot carry."""
     writer = _Writer()

@@ -41,6 +41,7 @@ from ._formats import (
     from_raw_sse,
     from_vcr,
 )
+from ._records import looks_canonical
 from ._yaml_emit import UnstorableError, dump_cassette
 from ._yaml_fast import NotCanonicalError, read_canonical
 from .cassette_model import (
@@ -67,8 +68,6 @@ __all__ = [
 ]
 
 _CONFLICT = re.compile(r"^(?:<{7}|>{7})(?: |$)", re.MULTILINE)
-_CANONICAL_START = ("interactions:\n- request:\n    method: ", "interactions: []\n")
-_CANONICAL_END = f"\nversion: {CASSETTE_VERSION}\n"
 _EMPTY_HINT = "Delete it and re-record with --agentreplay-record-mode=once."
 _JSON_CHECKED = {"json_checked": True}
 
@@ -155,7 +154,7 @@ def _locate(text: str, loc: tuple[str | int, ...]) -> tuple[int, int] | None:
 
 def _fast(text: str) -> Cassette | None:
     """Our own canonical files, read without libyaml (checked by re-emission)."""
-    if not text.endswith(_CANONICAL_END) or not text.startswith(_CANONICAL_START):
+    if not looks_canonical(text):
         return None
     try:
         data = read_canonical(text)

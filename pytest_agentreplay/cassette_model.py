@@ -45,7 +45,7 @@ unless the body is kept as raw bytes (``body_b64``), since a stored ``json``,
 from __future__ import annotations
 
 import base64
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -56,7 +56,14 @@ from pydantic import (
     model_validator,
 )
 
-from ._records import body_bytes, event_to_sse, normalize_headers
+from ._records import (
+    CASSETTE_VERSION,
+    STREAM_ENDS,
+    body_bytes,
+    event_to_sse,
+    normalize_headers,
+    wire_only_headers,
+)
 from .sse import SSEEvent
 
 __all__ = [
@@ -71,14 +78,11 @@ __all__ = [
     "normalize_headers",
 ]
 
-CASSETTE_VERSION = 1
-
 StreamEnd = Literal["complete", "cut", "timeout", "cancelled", "incomplete"]
 """How a recorded body ended: normally; connection dropped; read timed out; the
 client hung up; the recording was interrupted (Ctrl-C) — refused on replay unless
 explicitly allowed."""
-
-_WIRE_ONLY = frozenset({"content-length", "transfer-encoding"})
+assert frozenset(get_args(StreamEnd)) == STREAM_ENDS
 
 # Events must stay encodable as SSE (see sse.SSEEncoder): a CR can never be in
 # data (decoders split lines on it); names, ids and comments are single lines.
@@ -240,7 +244,7 @@ class RecordedResponse(_Body):
         return self
 
     def _stored_headers(self, headers: dict[str, str]) -> dict[str, str]:
-        drop = _WIRE_ONLY if self.body_b64 is not None else _WIRE_ONLY | {"content-encoding"}
+        drop = wire_only_headers(self.body_b64)
         if drop.isdisjoint(headers):
             return headers
         return {name: value for name, value in headers.items() if name not in drop}

@@ -77,11 +77,12 @@ def playback_for(
             f"its body is incomplete. Re-record it, or replay it anyway with "
             f"@pytest.mark.agentreplay(allow_incomplete=True)."
         )
-    if fault is not None and fault.kind == "empty" and detect(method, path) is not None:
+    provider = detect(method, path) if fault is not None and fault.kind == "empty" else None
+    if provider is not None:  # a model call: the provider's own empty reply
         from .model import Reply  # noqa: PLC0415 - see the imports
 
-        codec = _codec(method, path)
         empty = Reply(parts=[])
+        codec = codec_for(provider)
         return for_reply(codec, empty, RenderContext(), plan, streaming=response.is_stream)
     if fault is not None and fault.kind == "timeout" and fault.after_events is None:
         return _before_headers(plan)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ._bodies import tail
-from ._records import normalize_headers
+from ._records import STREAM_ENDS, normalize_headers
 from .intercept import Family, HTTPRequest
 from .sse import SSEDecoder
 from .streams import Tee
@@ -42,7 +42,6 @@ UNNUMBERED = 1_000_000_000
 """Sequence numbers from here on are for responses whose request the session did not
 number: they are written after the numbered ones, in the order they arrived."""
 _DROP_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding"})
-_ENDS = frozenset({"complete", "cut", "timeout", "cancelled", "incomplete"})
 
 
 def recorded_request(request: HTTPRequest) -> RecordedRequest:
@@ -126,7 +125,7 @@ class InteractionSink:
             from .cassette_model import Interaction  # noqa: PLC0415 - see the imports
 
             response = self._stream_response() if self.streaming else self._body_response()
-            response.end = how if how in _ENDS else "cut"  # type: ignore[assignment]
+            response.end = how if how in STREAM_ENDS else "cut"  # type: ignore[assignment]
             self.on_done(Interaction(request=recorded_request(self.request), response=response))
 
     def _stream_response(self) -> RecordedResponse:
