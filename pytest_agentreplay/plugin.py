@@ -58,6 +58,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hooks)
 
 
+@pytest.hookimpl(trylast=True)  # after xdist's, which registers its distributing session
 def pytest_configure(config: pytest.Config) -> None:
     from .hooks import AgentReplaySettings
     from .report import Report
@@ -70,9 +71,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_REPORT] = Report()
     workerinput = getattr(config, "workerinput", {})
     config.stash[_RUN_STARTED] = float(workerinput.get(_RUN_STARTED_KEY, time.time()))
-    # Always: xdist may be registered as "xdist" or, loaded with ``-p xdist.plugin``,
-    # under that name; without xdist the xdist hooks are simply never called.
-    config.pluginmanager.register(_XdistReport(config), "agentreplay-xdist")
+    # Only when xdist distributes: hooks run for every test of every suite, and these
+    # three per test cost a plain run about 30 us a test (bench/ W4's floor).
+    if hasattr(config, "workerinput"):
+        config.pluginmanager.register(_XdistWorker(), "agentreplay-xdist-worker")
+    elif config.pluginmanager.has_plugin("dsession"):
+        config.pluginmanager.register(_XdistController(config), "agentreplay-xdist")
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -90,7 +94,9 @@ def _block_everywhere(config: pytest.Config) -> bool:
 @pytest.fixture(autouse=True)
 def _agentreplay_marker(request: pytest.FixtureRequest) -> Iterator[None]:
     """Tests with the marker get their cassette; ``--agentreplay-block-network``
-    guards every test. Costs one marker lookup in tests that do neither.
+    guards every test. In tests that do neither it costs a marker lookup and what
+    pytest spends on any autouse fixture (pytest-recording's ``_vcr_marker`` is the
+    same): about 40 us a test, measured in bench/ W4's floor.
 
     The marker's scope (router and cassette) is opened here directly rather than
     through the ``agentreplay`` fixture: two fewer fixtures a test, which is most of
@@ -354,9 +360,13 @@ def failing_model(request: pytest.FixtureRequest, _agentreplay_router: Router) -
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Generator[None, Any, Any]:
-    """Mask secrets in the failure report of every test that ran under interception:
-    tracebacks show request reprs, locals and messages that can hold a credential."""
+    """Remember that the test body failed (a failed test's cassette is not saved over an
+    existing one), and mask secrets in the failure report of every test that ran under
+    interception: tracebacks show request reprs, locals and messages that can hold a
+    credential."""
     report = yield
+    if call.when == "call" and call.excinfo is not None:
+        item.stash[_FAILED] = True
     if report.failed and _RESOLVED in item.stash:
         from ._report_mask import mask_report
 
@@ -364,25 +374,22 @@ def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Generator[None, A
     return report
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
+@pytest.hookimpl(trylast=True)  # after pytest's own, which runs the test body
+def pytest_runtest_call(item: pytest.Item) -> None:
     """After a passing test body, fail it for what the fakes saw (unexpected calls,
     calls after the script ran out, replies never requested) and, in strict mode,
-    for recorded interactions it left unplayed."""
-    try:
-        result = yield
-    except BaseException:
-        item.stash[_FAILED] = True
-        raise
+    for recorded interactions it left unplayed. (A plain hook, not a wrapper: it runs
+    for every test of every suite, and costs a test that does not use us nothing.)"""
+    fakes = item.stash.get(_FAKES, ())
+    if not fakes and _CASSETTES not in item.stash:
+        return
     problems: list[str] = []
-    for fake in item.stash.get(_FAKES, []):
+    for fake in fakes:
         fake.close_open_calls()
         problems.extend(fake.problems)
     problems.extend(_unplayed_problems(item))
     if problems:
-        item.stash[_FAILED] = True
         pytest.fail("pytest-agentreplay:\n" + "\n".join(problems), pytrace=False)
-    return result
 
 
 def _unplayed_problems(item: pytest.Item) -> list[str]:
@@ -423,41 +430,44 @@ def _remember_unplayed(config: pytest.Config) -> None:
         cache.set(UNPLAYED_CACHE_KEY, {**(cache.get(UNPLAYED_CACHE_KEY, {}) or {}), **found})
 
 
-class _XdistReport:
-    """Carries what each test did with its cassette to the xdist controller, so the
-    summary covers the run, and, on the controller, puts cassettes that tests on
-    several workers wrote into test order (the file a serial run writes).
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """At the end of the run (on the controller of an xdist run): cassettes that tests
+    on several workers wrote are put in test order, and unplayed interactions are
+    remembered for ``agentreplay lint``."""
+    if not hasattr(session.config, "workerinput"):
+        _order_shared_cassettes(session.config)
+        _remember_unplayed(session.config)
 
-    Uses travel on each test's teardown report, as soon as the test ends: a worker
-    that crashes later loses nothing the summary already had.
-    """
 
-    def __init__(self, config: pytest.Config) -> None:
-        self.config = config
-        self.worker = hasattr(config, "workerinput")
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_configure_node(self, node: Any) -> None:
-        node.workerinput[_RUN_STARTED_KEY] = self.config.stash[_RUN_STARTED]
+class _XdistWorker:
+    """On an xdist worker: what each test did with its cassette travels to the
+    controller on the test's teardown report, as soon as the test ends, so a worker
+    that crashes later loses nothing the summary already had."""
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: Any) -> Generator[None, Any, Any]:
         report = yield
         uses = item.stash.get(_USES, None)
-        if self.worker and call.when == "teardown" and uses:
+        if call.when == "teardown" and uses:
             from .report import Report
 
             setattr(report, _REPORT_ATTR, Report(uses=uses).to_json())
         return report
 
+
+class _XdistController:
+    """On the controller of an xdist run: the workers share the run's start time and
+    send what their tests did with their cassettes, so the summary covers the run."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[_RUN_STARTED_KEY] = self.config.stash[_RUN_STARTED]
+
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         data = getattr(report, _REPORT_ATTR, None)
-        if data and not self.worker and getattr(report, "node", None) is not None:
+        if data and getattr(report, "node", None) is not None:
             self.config.stash[_REPORT].merge_json(data)
-
-    @pytest.hookimpl
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if not self.worker:
-            _order_shared_cassettes(self.config)
-            _remember_unplayed(self.config)

@@ -287,6 +287,30 @@ def test_many(scripted_model, n):
     result.assert_outcomes(passed=6)
 
 
+@pytest.mark.parametrize("args", [(), ("-n", "2")], ids=["plain", "xdist"])
+def test_xdist_hooks_run_only_when_xdist_distributes(
+    pytester: pytest.Pytester, args: tuple[str, ...]
+) -> None:
+    """Hooks run for every test of every suite; the ones that carry cassette use from
+    xdist workers to the controller are registered only where xdist distributes."""
+    pytester.makepyfile(
+        test_user="""
+def test_hooks(request):
+    config = request.config
+    per_test = [
+        impl.plugin_name
+        for hook in (config.hook.pytest_runtest_makereport, config.hook.pytest_runtest_logreport)
+        for impl in hook.get_hookimpls()
+        if impl.plugin_name.startswith("agentreplay-xdist")
+    ]
+    worker = hasattr(config, "workerinput")
+    assert per_test == (["agentreplay-xdist-worker"] if worker else []), per_test
+"""
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+    result.assert_outcomes(passed=1)
+
+
 def test_a_finished_test_lets_go_of_its_cassette(pytester: pytest.Pytester) -> None:
     """Once a test ends, nothing keeps its cassette alive: not the test item (for the
     rest of the run) and not a reference cycle through the replayed call, so it is
