@@ -121,7 +121,7 @@ QUICK = {  # a smoke run: same code paths, small sizes, few repeats
     "w2_helper_ks": [],
     "w3_ks": [1000],
     "w4_tests": 30,
-    "w4_startup_reps": 2,
+    "w4_startup_reps": 1,  # the SDK startup project alone takes 2.5 s a run
     "w4_reps": 1,
     "w4_warmup": False,
     "w5_calls": 10,
@@ -872,6 +872,23 @@ class MockTransportContender(Contender):
         return []
 
 
+class MockTransportNoPluginRef(MockTransportContender):
+    """W4 only: the floor's project with pytest-agentreplay not loaded.
+
+    Every contender runs in one environment where the plugin is installed, so the
+    floor pays whatever merely having it installed costs a test that does not use it
+    (hooks, any fixture it gives every test). This row shows that cost."""
+
+    name = "mock-no-plugin"
+    description = "W4 reference: the MockTransport project run with -p no:agentreplay"
+    workloads = frozenset({"pytest"})
+    anchor = False
+
+    def pytest_project(self, projdir, fx):
+        super().pytest_project(projdir, fx)
+        return ["-p", "no:agentreplay"]
+
+
 class MockTransportCtorRef(Contender):
     """W4 only: plain MockTransport tests that *also* build a default httpx.Client() each.
 
@@ -1221,6 +1238,7 @@ def all_contenders() -> list[Contender]:
         RespxContender(),
         PytestHttpxContender(),
         MockTransportContender(),
+        MockTransportNoPluginRef(),
         MockTransportCtorRef(),
         PassThroughContender(),
         AgentReplayContender(),  # >>> HOOK: registered here

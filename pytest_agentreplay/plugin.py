@@ -91,12 +91,72 @@ def _block_everywhere(config: pytest.Config) -> bool:
     )
 
 
-@pytest.fixture(autouse=True)
+_MARKER_FIXTURE = "_agentreplay_marker"
+_MARKED: pytest.StashKey[bool] = pytest.StashKey()
+
+
+@pytest.hookimpl(trylast=True)  # after other plugins and conftests have marked tests
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Give the marker's fixture to the tests that need it: those with the marker, or
+    every test under ``--agentreplay-block-network``.
+
+    It is not an autouse fixture: pytest spends about 40 us a test on one, which every
+    test of a suite would pay for merely having the plugin installed (bench/ W4). It
+    goes where an autouse fixture would: after the test's fixtures of wider scope and
+    before its function-scoped ones, so those run inside the router.
+    """
+    everywhere = _block_everywhere(config)
+    for item in items:
+        if everywhere or item.get_closest_marker("agentreplay") is not None:
+            _add_marker_fixture(item)
+
+
+def _add_marker_fixture(item: pytest.Item) -> None:
+    names = getattr(item, "fixturenames", None)
+    info = getattr(item, "_fixtureinfo", None)
+    if names is None or info is None:
+        return  # not a test that takes fixtures (another plugin's item): as with autouse
+    if _MARKER_FIXTURE not in names:  # parametrized tests share the list
+        defs = info.name2fixturedefs
+        at = next(
+            (
+                i
+                for i, name in enumerate(names)
+                if name not in defs or defs[name][-1].scope == "function"
+            ),
+            len(names),
+        )
+        if isinstance(names, list):
+            names.insert(at, _MARKER_FIXTURE)
+        if _MARKER_FIXTURE not in getattr(item, "fixturenames", ()):
+            raise pytest.UsageError(
+                f"pytest-agentreplay could not add its fixture to {item.nodeid} (this pytest "
+                f"version keeps a test's fixture names differently); it would run without "
+                f"interception. Please report it with your pytest version."
+            )
+    item.stash[_MARKED] = True
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own setup has run the test's fixtures
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Never let a test that needs interception run without it (``--setup-plan`` runs
+    no fixture, and no test)."""
+    if (
+        item.stash.get(_MARKED, False)
+        and _ROUTER not in item.stash
+        and not item.config.getoption("setupplan", False)
+    ):
+        raise RuntimeError(
+            f"pytest-agentreplay: the fixture that intercepts {item.nodeid} did not run; "
+            "refusing to run it with live network access. Please report it with your "
+            "pytest version."
+        )
+
+
+@pytest.fixture
 def _agentreplay_marker(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Tests with the marker get their cassette; ``--agentreplay-block-network``
-    guards every test. In tests that do neither it costs a marker lookup and what
-    pytest spends on any autouse fixture (pytest-recording's ``_vcr_marker`` is the
-    same): about 40 us a test, measured in bench/ W4's floor.
+    """Given to tests with the marker (and, with ``--agentreplay-block-network``, to every
+    test) by :func:`pytest_collection_modifyitems`.
 
     The marker's scope (router and cassette) is opened here directly rather than
     through the ``agentreplay`` fixture: two fewer fixtures a test, which is most of

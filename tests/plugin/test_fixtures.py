@@ -6,7 +6,11 @@ import anthropic  # noqa: F401 - imported once here, so in-process runs reuse it
 import openai  # noqa: F401
 import pytest
 
-import pytest_agentreplay.fakes  # noqa: F401 - one copy of our classes for every run
+# Imported once here, so in-process runs reuse them (pytester drops the modules a run
+# imported): one copy of our classes, and of PyYAML, whose C extension is not imported
+# twice (a second copy of yaml next to the first C part cannot read a cassette).
+import pytest_agentreplay._yaml_load
+import pytest_agentreplay.fakes  # noqa: F401
 
 pytest_plugins = ["pytester"]
 
@@ -171,12 +175,14 @@ def test_after_them():
     result.assert_outcomes(passed=3)
 
 
-def test_an_autouse_fixture_asking_first_shares_the_markers_scope(
+def test_the_markers_scope_opens_before_every_function_scoped_fixture(
     pytester: pytest.Pytester,
 ) -> None:
-    """An autouse fixture of a plugin loaded before ours (``-p``) runs before the
-    marker's and may ask for a fake model or the handle: the marker then uses that
-    router and cassette, not second ones."""
+    """The marker's router and cassette open before the test's function-scoped
+    fixtures, even an autouse fixture of a plugin loaded before ours (``-p``), which
+    ran first while the marker's fixture was autouse too. A fake model or the handle
+    such a fixture asks for joins the marker's router and cassette, not second ones,
+    and the cassette is the first handler, as in a test without that plugin."""
     pytester.syspathinsert()
     pytester.makepyfile(
         early_plugin="""
@@ -198,7 +204,7 @@ from pytest_agentreplay.intercept import active_router
 @pytest.mark.agentreplay
 def test_fake_first(scripted_model, agentreplay, _agentreplay_router):
     assert active_router() is _agentreplay_router
-    assert _agentreplay_router.handlers == [scripted_model, agentreplay._session]
+    assert _agentreplay_router.handlers == [agentreplay._session, scripted_model]
 
 @pytest.mark.agentreplay
 def test_handle_first(agentreplay, _agentreplay_router):
@@ -209,6 +215,120 @@ def test_handle_first(agentreplay, _agentreplay_router):
         "early_plugin",
     )
     result.assert_outcomes(passed=2)
+
+
+def test_only_tests_that_need_it_get_the_markers_fixture(pytester: pytest.Pytester) -> None:
+    """Merely having the plugin installed adds no fixture to a test: the marker's
+    fixture goes to tests marked on the function, class, module or one parameter."""
+    pytester.makepyfile(
+        test_user="""
+import pytest
+
+NAME = "_agentreplay_marker"
+
+def test_plain(request):
+    assert NAME not in request.fixturenames
+
+@pytest.mark.agentreplay
+def test_function(request):
+    assert NAME in request.fixturenames
+
+@pytest.mark.agentreplay
+class TestClass:
+    def test_method(self, request):
+        assert NAME in request.fixturenames
+
+@pytest.mark.parametrize("marked", [pytest.param(True, marks=pytest.mark.agentreplay), False])
+def test_param(request, marked):
+    from pytest_agentreplay.intercept import active_router
+    assert (active_router() is not None) is marked
+""",
+        test_module="""
+import pytest
+
+pytestmark = pytest.mark.agentreplay
+
+def test_module(request):
+    assert "_agentreplay_marker" in request.fixturenames
+""",
+    )
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=6)
+
+
+def test_the_marker_scope_sits_where_an_autouse_fixture_would(
+    pytester: pytest.Pytester,
+) -> None:
+    """Wider-scoped fixtures are set up before the marker's router opens (they outlive
+    the test); the test's function-scoped fixtures, asked for by name or autouse,
+    after it, so what they send is intercepted."""
+    pytester.makeconftest(
+        """
+import pytest
+from pytest_agentreplay.intercept import active_router
+
+@pytest.fixture(scope="module")
+def wide():
+    return active_router()
+
+@pytest.fixture(autouse=True)
+def auto_user():
+    return active_router()
+
+@pytest.fixture
+def narrow():
+    return active_router()
+"""
+    )
+    pytester.makepyfile(
+        test_user="""
+import pytest
+from pytest_agentreplay.intercept import active_router
+
+@pytest.mark.agentreplay
+def test_order(narrow, wide, auto_user, request):
+    assert wide is None
+    assert narrow is active_router() is auto_user is not None
+    names = request.fixturenames
+    assert names.index("wide") < names.index("_agentreplay_marker") < names.index("narrow")
+"""
+    )
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
+def test_a_marked_test_never_runs_without_its_interception(pytester: pytest.Pytester) -> None:
+    """Should the marker's fixture be taken away after collection (here by another
+    plugin's hook wrapper), the test errors at setup instead of running with live
+    network access; ``--setup-plan``, which runs no fixture, is not an error."""
+    pytester.makeconftest(
+        """
+import pytest
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(items):
+    yield
+    for item in items:
+        if "_agentreplay_marker" in item.fixturenames:
+            item.fixturenames.remove("_agentreplay_marker")
+"""
+    )
+    pytester.makepyfile(
+        test_user="""
+import pytest
+
+@pytest.mark.agentreplay
+def test_marked():
+    pass
+"""
+    )
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        ["*the fixture that intercepts test_user.py::test_marked did not run*"]
+    )
+    planned = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--setup-plan")
+    assert planned.ret == 0
 
 
 def test_block_network_option_guards_every_test(pytester: pytest.Pytester) -> None:
