@@ -548,6 +548,10 @@ class Contender:
     anchor = False  # measured in every worker process as a cross-process reference
     in_quick = True  # part of a --quick run unless named with --contenders
     in_full = True  # part of a full run unless named with --contenders
+    # W4 rows that are read for a ratio far from any target (tools 3-10x slower than the
+    # floor, explanatory references) get fewer timed rounds: they are the slowest rows,
+    # and the full run must stay under 10 minutes
+    w4_rounds: int | None = None
 
     def unavailable_reason(self) -> str | None:
         """None if usable, else a short reason shown in the report."""
@@ -615,6 +619,8 @@ def _write_pytest_common(projdir: Path, fx: ScalingFixture) -> str:
 
 class VcrpyContender(Contender):
     """vcrpy: YAML cassettes, record_mode='none' at replay (pytest-recording in W4)."""
+
+    w4_rounds = 2
 
     def __init__(self, name: str = "vcrpy", body_matching: bool = False):
         self.name = name
@@ -726,6 +732,7 @@ class RespxContender(Contender):
     name = "respx"
     description = "respx route returning the whole body (respx.mock / respx_mock fixture)"
     workloads = frozenset({"stream", "pytest"})
+    w4_rounds = 2
 
     def world(self, stack):
         # respx patches httpx/httpcore only; the SDKs' httpx2 is reachable via alias_httpx()
@@ -760,6 +767,7 @@ class PytestHttpxContender(Contender):
     name = "pytest-httpx"
     description = "pytest-httpx add_response(stream=IteratorStream(one chunk per event))"
     workloads = frozenset({"stream", "pytest"})
+    w4_rounds = 2
 
     def world(self, stack):
         return "native" if stack == "httpx" else "alias"
@@ -899,6 +907,7 @@ class MockTransportCtorRef(Contender):
     name = "mock+client-ctor"
     description = "W4 reference: MockTransport + one default httpx.Client() built per test"
     workloads = frozenset({"pytest"})
+    w4_rounds = 2
 
     def pytest_project(self, projdir, fx):
         head = _write_pytest_common(projdir, fx)
@@ -1166,6 +1175,7 @@ class VcrpySdkContender(Contender):
     name = "vcrpy" + SDK_SUFFIX
     description = "pytest-recording (@pytest.mark.vcr), anthropic.Anthropic() built per test"
     workloads = frozenset({"pytest"})
+    w4_rounds = 2
     in_quick = False  # full runs only, to keep --quick under a minute
 
     def pytest_project(self, projdir, fx):
@@ -2075,9 +2085,14 @@ def run_pytest_workload(cfg: dict, names: list[str], workdir: Path) -> dict:
             except Exception as e:
                 errors[key] = str(e)[:600]
     # the startup reference is cheap: give it at least 3 runs so the subtraction is steadier
+    rounds = {
+        key: min(cfg["w4_reps"], contender_by_name(key).w4_rounds or cfg["w4_reps"])
+        for key in order
+        if key not in startups
+    }
     for r in range(max(cfg["w4_reps"], cfg.get("w4_startup_reps", 3))):
         for key in rotate(order, r):
-            if key in errors or (r >= cfg["w4_reps"] and key not in startups):
+            if key in errors or (key not in startups and r >= rounds[key]):
                 continue
             res = run(key)
             if res:
