@@ -73,7 +73,9 @@ def test_ctrl_c_mid_stream_writes_nothing_or_an_incomplete_interaction_replay_re
     [interaction] = yaml.safe_load(path.read_text())["interactions"]
     response = interaction["response"]
     assert response["end"] == "incomplete"
-    assert 3 <= len(response["events"]) < len(server.sent_at[0]) + 1
+    # The signal goes once the server has sent three events; the client may have read
+    # fewer by then (a loaded machine): what is kept is what it read, never more.
+    assert len(response["events"]) <= len(server.sent_at[0])
 
     refused = run(pytester)
     refused.assert_outcomes(failed=1)
