@@ -71,8 +71,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_REPORT] = Report()
     workerinput = getattr(config, "workerinput", {})
     config.stash[_RUN_STARTED] = float(workerinput.get(_RUN_STARTED_KEY, time.time()))
-    # Only when xdist distributes: hooks run for every test of every suite, and these
-    # three per test cost a plain run about 30 us a test (bench/ W4's floor).
+    # Only when xdist distributes: hooks run for every test of every suite, and a plain
+    # run has no use for these (a makereport wrapper and a logreport, six calls a test).
     if hasattr(config, "workerinput"):
         config.pluginmanager.register(_XdistWorker(), "agentreplay-xdist-worker")
     elif config.pluginmanager.has_plugin("dsession"):
