@@ -2040,10 +2040,15 @@ def run_pytest_workload(cfg: dict, names: list[str], workdir: Path) -> dict:
             "import anthropic\n\n\ndef test_nothing():\n    pass\n"
         )
         projects[SDK_STARTUP] = (start_sdk, [])
+    # timed rounds per project: the startup references are cheap, so they get at least 3
+    # (a steadier subtraction); slow reference rows may get fewer (Contender.w4_rounds)
+    total_rounds = max(cfg["w4_reps"], cfg.get("w4_startup_reps", 3))
+    rounds = dict.fromkeys(projects, total_rounds)
     for name in names:
         c = contender_by_name(name)
         if "pytest" not in c.workloads:
             continue
+        rounds[c.name] = min(cfg["w4_reps"], c.w4_rounds or cfg["w4_reps"])
         try:
             projects[c.name] = (root / c.name, c.pytest_project(root / c.name, fx))
         except NotImplementedError:
@@ -2084,15 +2089,9 @@ def run_pytest_workload(cfg: dict, names: list[str], workdir: Path) -> dict:
                 _run_pytest(*projects[key], collect_only=True)
             except Exception as e:
                 errors[key] = str(e)[:600]
-    # the startup reference is cheap: give it at least 3 runs so the subtraction is steadier
-    rounds = {
-        key: min(cfg["w4_reps"], contender_by_name(key).w4_rounds or cfg["w4_reps"])
-        for key in order
-        if key not in startups
-    }
-    for r in range(max(cfg["w4_reps"], cfg.get("w4_startup_reps", 3))):
+    for r in range(total_rounds):
         for key in rotate(order, r):
-            if key in errors or (key not in startups and r >= rounds[key]):
+            if key in errors or r >= rounds[key]:
                 continue
             res = run(key)
             if res:
