@@ -116,7 +116,7 @@ QUICK = {  # a smoke run: same code paths, small sizes, few repeats
     "max_reps": 6,
     "w1_ns": [10, 100, 1000],
     "w1_cell_budget_s": 2.0,
-    "w1_cap_s": 1.5,
+    "w1_cap_s": 0.5,  # vcrpy at N=1000 is extrapolated from what it replays in this time
     "w2_ks": [1000, 4000],
     "w2_helper_ks": [],
     "w3_ks": [1000],
@@ -891,6 +891,7 @@ class MockTransportNoPluginRef(MockTransportContender):
     description = "W4 reference: the MockTransport project run with -p no:agentreplay"
     workloads = frozenset({"pytest"})
     anchor = False
+    in_quick = False  # a reference row: full runs only, to keep --quick well under a minute
 
     def pytest_project(self, projdir, fx):
         super().pytest_project(projdir, fx)
@@ -907,6 +908,7 @@ class MockTransportCtorRef(Contender):
     name = "mock+client-ctor"
     description = "W4 reference: MockTransport + one default httpx.Client() built per test"
     workloads = frozenset({"pytest"})
+    in_quick = False  # a reference row: full runs only, to keep --quick well under a minute
     w4_rounds = 2
 
     def pytest_project(self, projdir, fx):
@@ -970,8 +972,8 @@ class AgentReplayContender(Contender):
     def unavailable_reason(self):
         try:
             importlib.import_module("pytest_agentreplay")
-        except ImportError:
-            return "pytest_agentreplay is not installed"
+        except ImportError as e:
+            return f"pytest_agentreplay cannot be imported ({type(e).__name__}: {e})"
         return None
 
     def world(self, stack):
@@ -2013,8 +2015,16 @@ def _run_pytest(
     passed = int(m.group(1)) if m else 0
     session = float(m.group(2)) if m else None
     if p.returncode != 0:
-        raise RuntimeError(f"pytest exited {p.returncode}: {out[-600:]}")
+        raise RuntimeError(f"pytest exited {p.returncode}: {_pytest_failure(out)}")
     return wall, session, passed, " ".join(cmd)
+
+
+def _pytest_failure(output: str) -> str:
+    """What a failed pytest run says went wrong: its error lines (``E   ...``, ``ERROR ...``)
+    first, which a bare tail of the output cuts in half, then the tail."""
+    lines = output.splitlines()
+    said = [ln.strip() for ln in lines if ln.startswith(("E   ", "ERROR ", "FAILED "))]
+    return "; ".join(dict.fromkeys(said))[-400:] + " | tail: " + " ".join(lines[-3:])[-200:]
 
 
 SDK_STARTUP = "(pytest startup + import anthropic)"
@@ -2377,7 +2387,10 @@ def orchestrate(args: argparse.Namespace) -> int:
     log(f"results written to {out_path}  (elapsed {results['elapsed_s']:.0f} s)")
     if not args.keep and not args.workdir:
         shutil.rmtree(workdir, ignore_errors=True)
-    return 0
+    failed = problems(results)
+    if failed:
+        log(f"{len(failed)} problem(s), listed at the end of the report: exit status 1")
+    return 1 if failed else 0
 
 
 # ---------------------------------------------------------------------------------
@@ -2667,6 +2680,38 @@ def _portable(text: str, workdir: Path) -> str:
     return text
 
 
+W4_COLUMNS = [
+    "variant",
+    "tests",
+    "wall s [min]",
+    "pytest s",
+    "per-test ms [min]",
+    "beyond ctor ms [min]",
+    "x mock wall [min]",
+    "x sdk mock [min]",
+]
+
+
+def problems(results: dict) -> list[str]:
+    """What went wrong in a run: workers that died, cells that raised. A run with any of
+    them exits non-zero (the numbers it did get are still written and reported)."""
+    out = []
+    subject = results.get("contenders", {}).get("agentreplay")
+    if subject and subject.get("skipped"):
+        out.append(f"agentreplay, the subject of the benchmark, was not run: {subject['skipped']}")
+    for name, w in results["workloads"].items():
+        errors = ([w["error"]] if w.get("error") else []) + list(w.get("errors") or [])
+        out += [f"{name}: {e}" for e in errors]
+        for c in w.get("cells", []):
+            if c.get("status") == "error":
+                where = ", ".join(
+                    f"{k}={c[k]}" for k in ("n", "k", "consumer", "world") if c.get(k) is not None
+                )
+                what = f"{c.get('workload', name)} {c.get('contender', c.get('server', '?'))}"
+                out.append(f"{what}{f' ({where})' if where else ''}: {c.get('reason', '')}")
+    return out
+
+
 def render_report(results: dict) -> str:
     env = results["environment"]
     out = [
@@ -2888,16 +2933,10 @@ def render_report(results: dict) -> str:
         rows = []
         for c in w4["cells"]:
             if c.get("status") != "ok":
+                # as many columns as the headers below (W4_COLUMNS), the message in the third
                 rows.append(
-                    [
-                        c["contender"],
-                        None,
-                        "ERROR: " + c.get("reason", "")[:80],
-                        None,
-                        None,
-                        None,
-                        None,
-                    ]
+                    [c["contender"], None, "ERROR: " + c.get("reason", "")[:80]]
+                    + [None] * (len(W4_COLUMNS) - 3)
                 )
                 continue
 
@@ -2930,25 +2969,13 @@ def render_report(results: dict) -> str:
             "    and per-test from the startup run that also imports anthropic);",
             "    x mock wall = wall / mocktransport wall; x sdk mock = wall / mock-anthropic wall (same SDK",
             "    call per test, MockTransport http_client): issue 10's ratio",
-            _table(
-                [
-                    "variant",
-                    "tests",
-                    "wall s [min]",
-                    "pytest s",
-                    "per-test ms [min]",
-                    "beyond ctor ms [min]",
-                    "x mock wall [min]",
-                    "x sdk mock [min]",
-                ],
-                rows,
-            ),
+            _table(W4_COLUMNS, rows),
         ]
     w5 = results["workloads"].get("W5")
     if w5 and w5.get("cells"):
         rows = []
         for c in w5["cells"]:
-            if c["part"] != "scripted":
+            if c["part"] != "scripted" or c.get("status", "ok") != "ok":
                 continue
             rows.append(
                 [
@@ -2998,7 +3025,7 @@ def render_report(results: dict) -> str:
                 ),
             ]
             for c in w5["cells"]
-            if c["part"] == "fault-plans"
+            if c["part"] == "fault-plans" and c.get("status", "ok") == "ok"
         ]
         out += [
             "",
@@ -3024,6 +3051,10 @@ def render_report(results: dict) -> str:
             "noise probe (fixed CPU loop x7 at the end of each worker; 1.00 = quiet): "
             + "; ".join(f"{k} max/min {v['spread_max_over_min']:.2f}" for k, v in cal.items() if v),
         ]
+    failed = problems(results)
+    if failed:
+        out += ["", f"PROBLEMS ({len(failed)}): these cells or workers did not measure anything"]
+        out += [f"  - {p}" for p in failed]
     la0, la1 = env.get("loadavg_at_start"), env.get("loadavg_at_end")
     if la0 and la1:
         out.append(f"load average (1 min) at start {la0[0]:.2f}, at end {la1[0]:.2f}")
