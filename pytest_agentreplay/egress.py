@@ -2,8 +2,8 @@
 
 httpx and httpx2 are stopped at the transport (see :mod:`.intercept`) with a
 message naming the method and URL. Everything else — requests, aiohttp,
-urllib3, raw sockets — is stopped here, at ``socket.connect``, ``sendto``
-(UDP needs no connect) and the name lookups (``getaddrinfo``,
+urllib3, raw sockets — is stopped here, at ``socket.connect``, ``sendto`` and
+``sendmsg`` (UDP needs no connect) and the name lookups (``getaddrinfo``,
 ``gethostbyname``, ``gethostbyname_ex``: the last two do not go through the
 first), while a blocking router is active. Loopback and
 unix-domain sockets pass unless the router blocks loopback too; hosts on the
@@ -73,6 +73,7 @@ _installed = False
 _original_connect = socket.socket.connect
 _original_connect_ex = socket.socket.connect_ex
 _original_sendto = socket.socket.sendto
+_original_sendmsg = getattr(socket.socket, "sendmsg", None)  # not on every platform
 _original_getaddrinfo = socket.getaddrinfo
 _original_gethostbyname = socket.gethostbyname
 _original_gethostbyname_ex = socket.gethostbyname_ex
@@ -120,6 +121,15 @@ def _sendto(self: socket.socket, data: Any, *args: Any) -> int:
     if host is not None:
         _check(host, args[-1][1], "socket sendto")
     return _original_sendto(self, data, *args)
+
+
+def _sendmsg(self: socket.socket, buffers: Any, *args: Any) -> int:
+    # sendmsg(buffers[, ancdata[, flags[, address]]]): a datagram to an address, like sendto
+    host = _address_host(args[2]) if len(args) > 2 else None
+    if host is not None:
+        _check(host, args[2][1], "socket sendmsg")
+    assert _original_sendmsg is not None  # installed only where the platform has it
+    return _original_sendmsg(self, buffers, *args)  # type: ignore[no-any-return]
 
 
 def _lookup(host: Any) -> Router | None:
@@ -172,6 +182,8 @@ def install() -> None:
         socket.socket.connect = _connect  # type: ignore[method-assign,assignment]
         socket.socket.connect_ex = _connect_ex  # type: ignore[method-assign,assignment]
         socket.socket.sendto = _sendto  # type: ignore[method-assign,assignment]
+        if _original_sendmsg is not None:
+            socket.socket.sendmsg = _sendmsg  # type: ignore[method-assign,assignment]
         socket.getaddrinfo = _getaddrinfo
         socket.gethostbyname = _gethostbyname
         socket.gethostbyname_ex = _gethostbyname_ex

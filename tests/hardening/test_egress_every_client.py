@@ -1,5 +1,6 @@
 """Item 9: replay blocks all egress — httpx and httpx2 (sync and async), requests,
-aiohttp, urllib3, urllib, a raw socket connect, asyncio's connect and a DNS lookup.
+aiohttp, urllib3, urllib, a raw socket connect, asyncio's connect, a UDP datagram
+(``sendto``, ``sendmsg``) and a DNS lookup.
 Each fails at once (no retry, no timeout waited out) with an error naming the host
 and the test; and a canary listener the requests are aimed at accepts no connection.
 
@@ -67,6 +68,12 @@ def _udp_sendto(url: str) -> None:
         sock.sendto(b"ping", _address(url))
 
 
+def _udp_sendmsg(url: str) -> None:
+    """``sendmsg`` with an address sends a datagram as ``sendto`` does."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.sendmsg([b"ping"], [], 0, _address(url))
+
+
 CLIENTS: dict[str, Callable[[str], Any]] = {
     "httpx": lambda url: httpx.get(url, timeout=5),
     "httpx-async": _async(lambda url: _httpx_async(httpx, url)),
@@ -79,6 +86,7 @@ CLIENTS: dict[str, Callable[[str], Any]] = {
     "socket-connect": _raw_socket,
     "asyncio-connect": _async(_asyncio_connect),
     "udp-sendto": _udp_sendto,
+    "udp-sendmsg": _udp_sendmsg,
 }
 
 

@@ -245,3 +245,25 @@ async def test_worker_threads_are_blocked_too(scripted_model: FakeModel) -> None
     with pytest.raises(EgressBlocked):
         await anyio.to_thread.run_sync(call)
     assert len(active_router().blocked) == 3  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("send", ["sendto", "sendmsg"])
+def test_socket_guard_passes_datagrams_to_loopback_through_whole(
+    scripted_model: FakeModel, send: str
+) -> None:
+    """The guarded ``sendto`` / ``sendmsg`` hand every argument on: a datagram to an
+    allowed address arrives as sent."""
+    with (
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as receiver,
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender,
+    ):
+        receiver.bind(("127.0.0.1", 0))
+        receiver.settimeout(5)
+        address = receiver.getsockname()
+        if send == "sendto":
+            sent = sender.sendto(b"ping", 0, address)
+        else:
+            sent = sender.sendmsg([b"pi", b"ng"], [], 0, address)
+        assert sent == 4
+        data, (_, port) = receiver.recvfrom(16)
+        assert (data, port) == (b"ping", sender.getsockname()[1])
