@@ -11,14 +11,15 @@ synthetic, deterministic workloads:
   W2  large Anthropic Messages SSE stream replay (raw httpx and the ``anthropic`` SDK)
   W3  OpenAI Chat Completions SSE stream replay (raw httpx and the ``openai`` SDK)
   W4  per-test overhead inside pytest (pytest-recording vs respx vs pytest-httpx vs
-      a plain ``httpx.MockTransport``), 200 generated tests, run as subprocesses
+      a plain ``httpx.MockTransport``), 200 generated tests, run as subprocesses that
+      load only the tool's own pytest plugin (plugin autoloading off)
   W5  fake-model throughput: scripted calls/s and hypothesis fault-plan examples/s
       (bench/fake_throughput.py; the plugin's FakeModel vs a MockTransport replaying the same bytes)
   W6  (extra) time to first event while *recording* a paced stream
 
 Run (from the repository root, with ``pip install -e '.[bench]'``)::
 
-    python bench/peers.py --quick   # smoke run, < 60 s -> bench/results/peers-quick.json
+    python bench/peers.py --quick   # smoke run, ~45 s -> bench/results/peers-quick.json
     python bench/peers.py           # full run, < 10 min -> bench/results/peers.json
 
 See bench/README.md for the workloads, the metrics and how to add a contender.
@@ -552,6 +553,14 @@ class Contender:
     # floor, explanatory references) get fewer timed rounds: they are the slowest rows,
     # and the full run must stay under 10 minutes
     w4_rounds: int | None = None
+    # W4 runs every project with pytest's plugin autoloading off, loading only the pytest
+    # plugins (entry-point names) of the tool under test: the environment holds every
+    # peer's plugin, and the others' startup and autouse fixtures are no part of a tool's
+    # cost (they took 0.4 s of a 0.6 s pytest startup and 0.2 ms of each test's setup)
+    w4_plugins: tuple[str, ...] = ()
+    w4_autoload = False  # the "mock+autoload" reference: every installed plugin loaded
+    # W4: whether the tests build a default client (what "beyond ctor" subtracts)
+    builds_default_client = True
 
     def unavailable_reason(self) -> str | None:
         """None if usable, else a short reason shown in the report."""
@@ -621,6 +630,7 @@ class VcrpyContender(Contender):
     """vcrpy: YAML cassettes, record_mode='none' at replay (pytest-recording in W4)."""
 
     w4_rounds = 2
+    w4_plugins = ("recording",)
 
     def __init__(self, name: str = "vcrpy", body_matching: bool = False):
         self.name = name
@@ -732,6 +742,7 @@ class RespxContender(Contender):
     name = "respx"
     description = "respx route returning the whole body (respx.mock / respx_mock fixture)"
     workloads = frozenset({"stream", "pytest"})
+    w4_plugins = ("respx",)
     w4_rounds = 2
 
     def world(self, stack):
@@ -767,6 +778,7 @@ class PytestHttpxContender(Contender):
     name = "pytest-httpx"
     description = "pytest-httpx add_response(stream=IteratorStream(one chunk per event))"
     workloads = frozenset({"stream", "pytest"})
+    w4_plugins = ("pytest_httpx",)
     w4_rounds = 2
 
     def world(self, stack):
@@ -822,6 +834,7 @@ class MockTransportContender(Contender):
     )
     workloads = frozenset({"scaling", "stream", "pytest"})
     anchor = True
+    builds_default_client = False
 
     def scaling_prepare(self, workdir, fx, hx):
         path = workdir / f"mock-scaling-n{fx.n}-{fx.digest()}.json"
@@ -880,22 +893,34 @@ class MockTransportContender(Contender):
         return []
 
 
-class MockTransportNoPluginRef(MockTransportContender):
-    """W4 only: the floor's project with pytest-agentreplay not loaded.
+class MockTransportPluginRef(MockTransportContender):
+    """W4 only: the floor's project with pytest-agentreplay loaded, and not used.
 
-    Every contender runs in one environment where the plugin is installed, so the
-    floor pays whatever merely having it installed costs a test that does not use it
-    (hooks, any fixture it gives every test). This row shows that cost."""
+    What merely having the plugin installed costs a test that does not use it (its
+    import at startup, its hooks)."""
 
-    name = "mock-no-plugin"
-    description = "W4 reference: the MockTransport project run with -p no:agentreplay"
+    name = "mock+agentreplay-loaded"
+    description = "W4 reference: the MockTransport project with pytest-agentreplay loaded, unused"
     workloads = frozenset({"pytest"})
     anchor = False
     in_quick = False  # a reference row: full runs only, to keep --quick well under a minute
+    w4_plugins = ("agentreplay",)
 
-    def pytest_project(self, projdir, fx):
-        super().pytest_project(projdir, fx)
-        return ["-p", "no:agentreplay"]
+
+class MockTransportAutoloadRef(MockTransportContender):
+    """W4 only: the floor's project with every installed pytest plugin loaded.
+
+    How W4 measured until 2026-11-30: the bench environment holds every peer's plugin
+    (pytest-recording's autouse fixtures, respx, pytest-httpx, hypothesis, syrupy,
+    anyio, xdist), and each project paid for all of them. They lengthen every run
+    alike, so they flattered every ratio to the floor."""
+
+    name = "mock+autoload"
+    description = "W4 reference: the MockTransport project with every installed plugin loaded"
+    workloads = frozenset({"pytest"})
+    anchor = False
+    in_quick = False  # a reference row: full runs only, to keep --quick well under a minute
+    w4_autoload = True
 
 
 class MockTransportCtorRef(Contender):
@@ -968,6 +993,7 @@ class AgentReplayContender(Contender):
         "pytest_agentreplay: CassetteSession replay (W1-W3), @pytest.mark.agentreplay (W4)"
     )
     workloads = frozenset({"scaling", "stream", "record", "pytest"})
+    w4_plugins = ("agentreplay",)
 
     def unavailable_reason(self):
         try:
@@ -1140,6 +1166,7 @@ class MockSdkRef(Contender):
     name = "mock" + SDK_SUFFIX
     description = "W4 reference: anthropic.Anthropic(http_client=httpx2.Client(transport=MockTransport)) per test"
     workloads = frozenset({"pytest"})
+    builds_default_client = False
     ctor = False
 
     def pytest_project(self, projdir, fx):
@@ -1169,6 +1196,7 @@ class MockSdkCtorRef(MockSdkRef):
     in_quick = in_full = False
     description = "W4 reference: mock-anthropic + one default anthropic.Anthropic() built per test"
     ctor = True
+    builds_default_client = True
 
 
 class VcrpySdkContender(Contender):
@@ -1177,6 +1205,7 @@ class VcrpySdkContender(Contender):
     name = "vcrpy" + SDK_SUFFIX
     description = "pytest-recording (@pytest.mark.vcr), anthropic.Anthropic() built per test"
     workloads = frozenset({"pytest"})
+    w4_plugins = ("recording",)
     w4_rounds = 2
     in_quick = False  # full runs only, to keep --quick under a minute
 
@@ -1213,6 +1242,7 @@ class AgentReplaySdkContender(Contender):
     name = "agentreplay" + SDK_SUFFIX
     description = "@pytest.mark.agentreplay, anthropic.Anthropic() built per test (issue 10)"
     workloads = frozenset({"pytest"})
+    w4_plugins = ("agentreplay",)
 
     def unavailable_reason(self):
         return AgentReplayContender().unavailable_reason()
@@ -1250,7 +1280,8 @@ def all_contenders() -> list[Contender]:
         RespxContender(),
         PytestHttpxContender(),
         MockTransportContender(),
-        MockTransportNoPluginRef(),
+        MockTransportPluginRef(),
+        MockTransportAutoloadRef(),
         MockTransportCtorRef(),
         PassThroughContender(),
         AgentReplayContender(),  # >>> HOOK: registered here
@@ -1994,10 +2025,21 @@ def run_fake_worker(spec: dict, workdir: Path) -> dict:
 _PYTEST_SUMMARY = re.compile(r"(\d+) passed.*? in ([\d.]+)s")
 
 
+@dataclasses.dataclass(frozen=True)
+class PytestProject:
+    """A W4 project: its folder, extra pytest arguments and the plugins it loads."""
+
+    path: Path
+    args: tuple[str, ...] = ()
+    plugins: tuple[str, ...] = ()
+    autoload: bool = False  # every installed plugin instead (the mock+autoload reference)
+
+
 def _run_pytest(
-    projdir: Path, extra: list[str], collect_only: bool = False
+    project: PytestProject, collect_only: bool = False
 ) -> tuple[float, float | None, int, str]:
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra]
+    loads = [arg for name in project.plugins for arg in ("-p", name)]
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *loads, *project.args]
     if collect_only:
         cmd.append("--collect-only")
     # PYTHONDONTWRITEBYTECODE would make every run recompile the generated test modules;
@@ -2005,10 +2047,19 @@ def _run_pytest(
     env = {
         k: v
         for k, v in os.environ.items()
-        if k not in ("PYTEST_ADDOPTS", "PEERBENCH_WORLD", "PYTHONDONTWRITEBYTECODE")
+        if k
+        not in (
+            "PYTEST_ADDOPTS",
+            "PEERBENCH_WORLD",
+            "PYTHONDONTWRITEBYTECODE",
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
+            "PYTEST_PLUGINS",
+        )
     }
+    if not project.autoload:  # only the tool's own plugins (see Contender.w4_plugins)
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     t0 = now()
-    p = subprocess.run(cmd, cwd=projdir, env=env, capture_output=True, text=True, check=False)
+    p = subprocess.run(cmd, cwd=project.path, env=env, capture_output=True, text=True, check=False)
     wall = now() - t0
     out = p.stdout + p.stderr
     m = _PYTEST_SUMMARY.search(out)
@@ -2016,7 +2067,13 @@ def _run_pytest(
     session = float(m.group(2)) if m else None
     if p.returncode != 0:
         raise RuntimeError(f"pytest exited {p.returncode}: {_pytest_failure(out)}")
-    return wall, session, passed, " ".join(cmd)
+    shown = " ".join(cmd)
+    return (
+        wall,
+        session,
+        passed,
+        shown if project.autoload else "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 " + shown,
+    )
 
 
 def _pytest_failure(output: str) -> str:
@@ -2033,14 +2090,14 @@ SDK_STARTUP = "(pytest startup + import anthropic)"
 def run_pytest_workload(cfg: dict, names: list[str], workdir: Path) -> dict:
     fx = make_scaling_fixture(cfg["w4_tests"], seed=4004)
     root = workdir / "pytest"
-    projects: dict[str, tuple[Path, list[str]]] = {}
+    projects: dict[str, PytestProject] = {}
     cells: list[dict] = []
     # pytest startup + collection of one trivial test: subtracted to get per-test cost
     start = root / "_startup"
     start.mkdir(parents=True, exist_ok=True)
     (start / "pytest.ini").write_text("[pytest]\n")
     (start / "test_bench.py").write_text("def test_nothing():\n    pass\n")
-    projects["(pytest startup, 1 empty test)"] = (start, [])
+    projects["(pytest startup, 1 empty test)"] = PytestProject(start)
     sdk_wanted = any(n.endswith(SDK_SUFFIX) for n in names)
     if sdk_wanted:  # the SDK variants' startup also imports anthropic: subtract that too
         start_sdk = root / "_startup_sdk"
@@ -2049,7 +2106,7 @@ def run_pytest_workload(cfg: dict, names: list[str], workdir: Path) -> dict:
         (start_sdk / "test_bench.py").write_text(
             "import anthropic\n\n\ndef test_nothing():\n    pass\n"
         )
-        projects[SDK_STARTUP] = (start_sdk, [])
+        projects[SDK_STARTUP] = PytestProject(start_sdk)
     # timed rounds per project: the startup references are cheap, so they get at least 3
     # (a steadier subtraction); slow reference rows may get fewer (Contender.w4_rounds)
     total_rounds = max(cfg["w4_reps"], cfg.get("w4_startup_reps", 3))
@@ -2060,7 +2117,12 @@ def run_pytest_workload(cfg: dict, names: list[str], workdir: Path) -> dict:
             continue
         rounds[c.name] = min(cfg["w4_reps"], c.w4_rounds or cfg["w4_reps"])
         try:
-            projects[c.name] = (root / c.name, c.pytest_project(root / c.name, fx))
+            projects[c.name] = PytestProject(
+                root / c.name,
+                tuple(c.pytest_project(root / c.name, fx)),
+                c.w4_plugins,
+                c.w4_autoload,
+            )
         except NotImplementedError:
             continue
         except Exception as e:
@@ -2082,11 +2144,11 @@ def run_pytest_workload(cfg: dict, names: list[str], workdir: Path) -> dict:
 
     def run(key: str) -> tuple[float, float | None] | None:
         try:
-            wall, session, passed, cmd = _run_pytest(*projects[key])
+            wall, session, passed, cmd = _run_pytest(projects[key])
         except Exception as e:
             errors[key] = str(e)[:600]
             return None
-        commands[key] = f"cd {projects[key][0]} && {cmd}"
+        commands[key] = f"cd {projects[key].path} && {cmd}"
         want = 1 if key in startups else fx.n
         if passed != want:  # every run must pass every test
             errors[key] = f"{passed} passed, expected {want}"
@@ -2096,7 +2158,7 @@ def run_pytest_workload(cfg: dict, names: list[str], workdir: Path) -> dict:
     if cfg["w4_warmup"]:
         for key in order:  # untimed: imports + writes the assertion-rewrite .pyc caches
             try:
-                _run_pytest(*projects[key], collect_only=True)
+                _run_pytest(projects[key], collect_only=True)
             except Exception as e:
                 errors[key] = str(e)[:600]
     for r in range(total_rounds):
@@ -2467,7 +2529,12 @@ def derive(results: dict) -> None:
                 # same SDK, same per-test work, but a MockTransport http_client instead of a default one
                 c["x_same_sdk_mock_wall"] = c["wall_s"]["median"] / mock_same["wall_s"]["median"]
                 c["x_same_sdk_mock_wall_from_min"] = c["wall_s"]["min"] / mock_same["wall_s"]["min"]
-            if ctor_ref and c is not ctor_ref and c is not mock_same and "per_test_ms" in c:
+            if (
+                ctor_ref
+                and c is not ctor_ref
+                and "per_test_ms" in c
+                and contender_by_name(c["contender"]).builds_default_client
+            ):
                 c["per_test_ms_beyond_client_ctor"] = c["per_test_ms"] - ctor_ref["per_test_ms"]
                 c["per_test_ms_beyond_client_ctor_from_min"] = (
                     c["per_test_ms_from_min"] - ctor_ref["per_test_ms_from_min"]
