@@ -253,6 +253,7 @@ def test_socket_guard_passes_datagrams_to_loopback_through_whole(
 ) -> None:
     """The guarded ``sendto`` / ``sendmsg`` hand every argument on: a datagram to an
     allowed address arrives as sent."""
+    assert getattr(socket.socket, send).__module__ == "pytest_agentreplay.egress"
     with (
         socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as receiver,
         socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender,
