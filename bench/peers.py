@@ -65,6 +65,7 @@ import gc
 import hashlib
 import importlib
 import importlib.metadata
+import importlib.util
 import itertools
 import json
 import math
@@ -1449,6 +1450,7 @@ CONSUMERS: dict[str, dict[str, Any]] = {
         "stack": "httpx",
         "unit": "SSE events",
         "floor": "floor:lines",
+        "needs": "httpx_sse",  # in the bench extra only: without it the consumer is skipped
     },
     "anthropic-sdk": {
         "fn": consume_anthropic_sdk,
@@ -1788,6 +1790,7 @@ def run_stream_worker(spec: dict, workdir: Path) -> dict:
     cells: list[dict] = []
     floors: list[dict] = []
     floor_done: set = set()
+    skipped: list[str] = []  # consumers whose library is not installed
 
     def rounds(elapsed: float, r: int) -> bool:
         return r < cfg["reps"] or (r < cfg["max_reps"] and elapsed < cfg["min_cell_s"])
@@ -1853,6 +1856,13 @@ def run_stream_worker(spec: dict, workdir: Path) -> dict:
                     )
             for consumer in group["consumers"]:
                 if consumer == "anthropic-helper" and k not in cfg["w2_helper_ks"]:
+                    continue
+                needs = CONSUMERS[consumer].get("needs")
+                if needs and importlib.util.find_spec(needs) is None:
+                    why = f"{consumer}: {needs} is not installed (pip install -e '.[bench]')"
+                    if why not in skipped:
+                        skipped.append(why)
+                        log(f"  ({wl} consumer {why}: not run)")
                     continue
                 fn = CONSUMERS[consumer]["fn"]
                 want = expected_items(consumer, fx)
@@ -1938,6 +1948,7 @@ def run_stream_worker(spec: dict, workdir: Path) -> dict:
     return {
         "cells": cells,
         "floors": floors,
+        "skipped": skipped,
         "client_construction_s": components,
         "calibration": calibration_probe(),
     }
@@ -2388,6 +2399,7 @@ def orchestrate(args: argparse.Namespace) -> int:
             "cells": out.get("cells", []),
             "floors": out.get("floors", []),
             "errors": [],
+            "skipped": out.get("skipped", []),
             "client_construction_s": out.get("client_construction_s"),
         }
         if out.get("error"):
@@ -2416,6 +2428,7 @@ def orchestrate(args: argparse.Namespace) -> int:
             )
             stream["cells"] += out2.get("cells", [])
             stream["floors"] += out2.get("floors", [])
+            stream["skipped"] += [s for s in out2.get("skipped", []) if s not in stream["skipped"]]
             if out2.get("error"):
                 stream["errors"].append(out2["error"])
             results["calibration"]["stream-alias"] = out2.get("calibration")
@@ -2995,6 +3008,8 @@ def render_report(results: dict) -> str:
             ]
         for e in st.get("errors", []):
             out.append("stream worker error: " + e)
+        for why in st.get("skipped", []):
+            out.append("not run, its library missing: " + why)
     w4 = results["workloads"].get("W4")
     if w4:
         rows = []
