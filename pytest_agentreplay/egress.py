@@ -88,46 +88,37 @@ def refresh(current: Callable[[], Router | None]) -> None:
             _resolved.clear()
 
 
-def _address_host(address: Any) -> str | None:
-    """The host part of a socket address; ``None`` for unix sockets and the like."""
-    if isinstance(address, tuple) and address and isinstance(address[0], str):
-        return address[0]
-    return None
-
-
-def _check(host: str, port: Any, what: str) -> None:
+def _check(address: Any, what: str) -> None:
+    """Refuse ``what`` to a socket address (host, port, ...) the active router blocks;
+    unix sockets and the like, whose address names no host, pass."""
+    if not (isinstance(address, tuple) and address and isinstance(address[0], str)):
+        return
+    host = address[0]
     router = _current()
     if router is None or router.allows(host) or host in _resolved:
         return
-    raise router.refuse(f"{what} to {host}:{port}", host)
+    raise router.refuse(f"{what} to {host}:{address[1]}", host)
 
 
 def _connect(self: socket.socket, address: Any) -> None:
-    host = _address_host(address)
-    if host is not None:
-        _check(host, address[1], "socket connect")
+    _check(address, "socket connect")
     return _original_connect(self, address)
 
 
 def _connect_ex(self: socket.socket, address: Any) -> int:
-    host = _address_host(address)
-    if host is not None:
-        _check(host, address[1], "socket connect")
+    _check(address, "socket connect")
     return _original_connect_ex(self, address)
 
 
 def _sendto(self: socket.socket, data: Any, *args: Any) -> int:
-    host = _address_host(args[-1]) if args else None  # sendto(data[, flags], address)
-    if host is not None:
-        _check(host, args[-1][1], "socket sendto")
+    if args:  # sendto(data[, flags], address)
+        _check(args[-1], "socket sendto")
     return _original_sendto(self, data, *args)
 
 
 def _sendmsg(self: socket.socket, buffers: Any, *args: Any) -> int:
-    # sendmsg(buffers[, ancdata[, flags[, address]]]): a datagram to an address, like sendto
-    host = _address_host(args[2]) if len(args) > 2 else None
-    if host is not None:
-        _check(host, args[2][1], "socket sendmsg")
+    if len(args) > 2:  # sendmsg(buffers[, ancdata[, flags[, address]]]), a datagram as sendto
+        _check(args[2], "socket sendmsg")
     assert _original_sendmsg is not None  # installed only where the platform has it
     return _original_sendmsg(self, buffers, *args)  # type: ignore[no-any-return]
 
