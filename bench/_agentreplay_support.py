@@ -1,9 +1,9 @@
 """Plumbing for the ``agentreplay`` contender of ``bench/peers.py``.
 
 Outside pytest the contender drives the plugin the way its fixtures do: a
-:class:`~pytest_agentreplay.session.CassetteSession` (the per-test cassette the
-``agentreplay`` fixture opens) added to a :class:`~pytest_agentreplay.intercept.Router`
-that :func:`~pytest_agentreplay.intercept.intercepting` activates. That is the
+:class:`~pytest_agentreplay.cassettes.session.CassetteSession` (the per-test cassette the
+``agentreplay`` fixture opens) added to a :class:`~pytest_agentreplay.transport.router.Router`
+that :func:`~pytest_agentreplay.transport.router.intercepting` activates. That is the
 fixture's code path minus pytest, and it is what the in-process workloads
 (W1, W2, W3, W6) time. W4 uses the real marker inside pytest.
 
@@ -24,9 +24,9 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from pytest_agentreplay.intercept import Router, intercepting
+from pytest_agentreplay.cassettes.session import CassetteSession
 from pytest_agentreplay.redact import Scrubber
-from pytest_agentreplay.session import CassetteSession
+from pytest_agentreplay.transport.router import Router, intercepting
 
 __all__ = [
     "UpstreamPool",

@@ -2,7 +2,7 @@
 
 Measures, best of several runs each:
 
-* ``ours``: :func:`pytest_agentreplay.cassette.loads` on our own canonical file
+* ``ours``: :func:`pytest_agentreplay.cassettes.io.loads` on our own canonical file
   (the fast canonical reader, re-emission check and pydantic validation included);
 * ``ours_libyaml``: the same file through the safe libyaml loader and validation
   (the path a hand-edited file takes);
@@ -34,15 +34,15 @@ from typing import Any
 
 import yaml
 
-from pytest_agentreplay import cassette
-from pytest_agentreplay._yaml_load import load_yaml
-from pytest_agentreplay.cassette_model import (
+from pytest_agentreplay.cassettes import io as cassette
+from pytest_agentreplay.cassettes.model import (
     Cassette,
     Interaction,
     RecordedEvent,
     RecordedRequest,
     RecordedResponse,
 )
+from pytest_agentreplay.cassettes.yaml.load import load_yaml
 
 URL = "https://api.anthropic.com/v1/messages"
 REQUEST_HEADERS = {"content-type": "application/json", "anthropic-version": "2023-06-01"}

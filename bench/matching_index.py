@@ -3,7 +3,7 @@
 Builds cassettes of 100, 1,000 and 5,000 interactions whose request bodies are
 distinct agent conversations of the same size (~2 KB), then measures:
 
-* ``build``: constructing the :class:`~pytest_agentreplay.matching.Index`;
+* ``build``: constructing the :class:`~pytest_agentreplay.cassettes.matching.Index`;
 * ``take``: serving every recorded request once, in a shuffled order (mean per
   request) — the index looks up one key, whatever the cassette size;
 * ``scan``: what a matcher without an index pays (vcrpy compares the request
@@ -31,8 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_agentreplay.cassette_model import RecordedRequest
-from pytest_agentreplay.matching import Index, explain_miss, normalize_body
+from pytest_agentreplay.cassettes.matching import Index, explain_miss, normalize_body
+from pytest_agentreplay.cassettes.model import RecordedRequest
 
 URL = "https://api.anthropic.com/v1/messages"
 

@@ -28,16 +28,16 @@ from typing import Any
 
 import httpx2
 
-from pytest_agentreplay.cassette_model import (
+from pytest_agentreplay.cassettes.model import (
     Interaction,
     RecordedEvent,
     RecordedRequest,
     RecordedResponse,
 )
-from pytest_agentreplay.intercept import Family
-from pytest_agentreplay.playbacks import Plan
-from pytest_agentreplay.player import playback_for
-from pytest_agentreplay.streams import Player
+from pytest_agentreplay.cassettes.replay import playback_for
+from pytest_agentreplay.transport.answer import Plan
+from pytest_agentreplay.transport.playback import Player
+from pytest_agentreplay.transport.router import Family
 
 DELTA = '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}'
 

@@ -28,9 +28,9 @@ from pathlib import Path
 
 import httpx
 
-from pytest_agentreplay.intercept import HTTPRequest
-from pytest_agentreplay.recorder import InteractionSink
+from pytest_agentreplay.cassettes.record import InteractionSink
 from pytest_agentreplay.sse import SSEDecoder
+from pytest_agentreplay.transport.router import HTTPRequest
 
 EVENT = (
     b"event: content_block_delta\n"

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from .egress import EgressBlocked
     from .errors import AgentReplayError, CodecError, SSEDecodeError, SSEEncodeError
     from .fakes import FakeModel
     from .faults import FaultPlan
     from .model import Fault, ModelCall, Reply, Request, Text, Thinking, ToolCall, Usage
+    from .transport.egress import EgressBlocked
 
 __all__ = [
     "AgentReplayError",
@@ -43,7 +43,7 @@ _LAZY = {
     "CodecError": ".errors",
     "SSEDecodeError": ".errors",
     "SSEEncodeError": ".errors",
-    "EgressBlocked": ".egress",
+    "EgressBlocked": ".transport.egress",
     "FakeModel": ".fakes",
     "FaultPlan": ".faults",
     "Fault": ".model",
@@ -60,7 +60,7 @@ _LAZY = {
 # Submodules reachable as attributes (``pytest_agentreplay.strategies``) without an
 # import of their own; left out of ``__all__`` so that ``import *`` stays light
 # (strategies imports hypothesis, the snapshot extension syrupy).
-_SUBMODULES = frozenset({"crashpoints", "invariants", "runlog", "snapshot", "strategies"})
+_SUBMODULES = frozenset({"cassettes", "invariants", "runlog", "snapshot", "strategies"})
 
 
 def __getattr__(name: str) -> Any:

@@ -7,7 +7,17 @@ number, field path, file and line) and what to do about it.
 
 from __future__ import annotations
 
-__all__ = ["AgentReplayError", "CodecError", "SSEDecodeError", "SSEEncodeError"]
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "AgentReplayError",
+    "CassetteFormatError",
+    "CodecError",
+    "SSEDecodeError",
+    "SSEEncodeError",
+    "field_path",
+]
 
 
 class AgentReplayError(Exception):
@@ -46,3 +56,72 @@ class CodecError(AgentReplayError, ValueError):
         if field:
             where.append(f"field {field!r}")
         super().__init__(f"{', '.join(where)}: {message}")
+
+
+RERECORD = "Fix the file by hand, or delete it and re-record with --agentreplay-record-mode=once."
+
+
+def field_path(loc: tuple[str | int, ...]) -> str:
+    """``("interactions", 3, "response", "status")`` → ``interactions[3].response.status``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+class CassetteFormatError(AgentReplayError, ValueError):
+    """A cassette file is empty, truncated, unsafe, or not shaped like a cassette.
+
+    The message reads ``path:line:column: field: what is wrong. hint``; each part
+    is also an attribute (``line`` and ``column`` are 1-based, ``None`` when the
+    problem has no position, such as an empty file). Messages never quote a
+    header or body value, so they are safe to print in CI logs.
+    """
+
+    def __init__(
+        self,
+        problem: str,
+        *,
+        path: str | Path,
+        line: int | None = None,
+        column: int | None = None,
+        field: str | None = None,
+        hint: str = RERECORD,
+    ) -> None:
+        self.problem = problem
+        self.path = Path(path)
+        self.line = line
+        self.column = column
+        self.field = field
+        self.hint = hint
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        where = str(self.path)
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        parts = [where, f"{self.field}: {self.problem}" if self.field else self.problem]
+        text = ": ".join(parts)
+        if not text.endswith("."):
+            text += "."
+        return f"{text} {self.hint}" if self.hint else text
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Keyword-only constructor: teach pickle (xdist ships errors between processes).
+        state = {
+            "path": str(self.path),
+            "line": self.line,
+            "column": self.column,
+            "field": self.field,
+            "hint": self.hint,
+        }
+        return (_rebuild, (self.problem, state))
+
+
+def _rebuild(problem: str, state: dict[str, Any]) -> CassetteFormatError:
+    return CassetteFormatError(problem, **state)

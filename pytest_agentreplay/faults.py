@@ -2,7 +2,7 @@
 
 A :class:`FaultPlan` says, call by call, which :class:`~.model.Fault` strikes
 (``None``: the call is answered normally) and which replies the model gives. It
-is what :func:`pytest_agentreplay.strategies.fault_plans` generates, and it
+is what :func:`.strategies.fault_plans` generates, and it
 applies in one line to a fake model (``plan.apply(scripted_model)``, which
 scripts it) or to a replayed cassette (``plan.apply(agentreplay)``, which injects
 the faults). Both read the plan the same way: a failed call does *not* use up

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from .cassette_model import Interaction, RecordedRequest
+    from .cassettes.model import Interaction, RecordedRequest
 
 __all__ = ["AgentReplaySettings", "pytest_agentreplay_configure"]
 

@@ -1,6 +1,6 @@
 """Provider-neutral data model: what a model said, how it failed, what it was asked.
 
-Every wire codec in :mod:`pytest_agentreplay.providers` translates between these
+Every wire codec in :mod:`.providers` translates between these
 types and one provider's JSON / SSE format, so one script of :class:`Reply`
 objects serves Anthropic Messages, OpenAI Chat Completions and OpenAI Responses
 alike. The types are pydantic models so they validate user input early (a typo
@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, model_validator
 
 # Defined with the routes, which replay reads without loading this (pydantic) model.
-from .providers._routes import PROVIDERS, Provider
+from .providers.routes import PROVIDERS, Provider
 
 __all__ = [
     "PROVIDERS",

@@ -17,17 +17,17 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .options import MARKER_HELP, RECORD_MODES, add_options
+from .harness.options import MARKER_HELP, RECORD_MODES, add_options
 
 if TYPE_CHECKING:
+    from .cassettes.handle import AgentReplay
+    from .cassettes.session import CassetteSession
     from .fakes import FakeModel
-    from .handle import AgentReplay
+    from .harness.report import CassetteUse, Report
+    from .harness.settings import Settings
     from .hooks import AgentReplaySettings
-    from .intercept import Router
     from .redact import Scrubber
-    from .report import CassetteUse, Report
-    from .session import CassetteSession
-    from .settings import Settings
+    from .transport.router import Router
 
 __all__ = ["RECORD_MODES"]
 
@@ -60,8 +60,8 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 @pytest.hookimpl(trylast=True)  # after xdist's, which registers its distributing session
 def pytest_configure(config: pytest.Config) -> None:
+    from .harness.report import Report
     from .hooks import AgentReplaySettings
-    from .report import Report
 
     config.addinivalue_line("markers", MARKER_HELP)
     settings = AgentReplaySettings()
@@ -211,8 +211,8 @@ def _router_scope(request: pytest.FixtureRequest) -> Iterator[Router]:
     if opened is not None:
         yield opened
         return
-    from .intercept import Router, intercepting
-    from .settings import resolve
+    from .harness.settings import resolve
+    from .transport.router import Router, intercepting
 
     config = request.getfixturevalue("agentreplay_config")
     settings = item.stash[_RESOLVED] = resolve(item, config)
@@ -240,7 +240,7 @@ def _cassette_scope(request: pytest.FixtureRequest, router: Router) -> Iterator[
     if opened is not None:
         yield opened
         return
-    from .handle import AgentReplay
+    from .cassettes.handle import AgentReplay
 
     session = _open_cassette(node, router)
     node.stash.setdefault(_CASSETTES, []).append(session)
@@ -267,7 +267,7 @@ def _non_httpx_clients(
     """vcrpy records and replays requests / urllib3 / aiohttp into the same cassette,
     when it is installed and wanted (``agentreplay_vcr``: patching their modules costs
     about 2 ms a test, so by default it is done only where it can matter)."""
-    from . import vcr_bridge
+    from .cassettes import vcr_bridge
 
     wanted = config.stash[_VCR]
     if wanted == "never" or not vcr_bridge.available():
@@ -312,10 +312,10 @@ def _masker(config: pytest.Config) -> Callable[[str], str]:
 
 
 def _open_cassette(item: pytest.Item, router: Router) -> CassetteSession:
-    from .paths import cassette_path
-    from .session import CassetteSession
-    from .settings import match_on_for
-    from .streams import resolve_chunking
+    from .cassettes.session import CassetteSession
+    from .harness.paths import cassette_path
+    from .harness.settings import match_on_for
+    from .transport.playback import resolve_chunking
 
     settings, config = item.stash[_RESOLVED], item.config
     session_settings = config.stash[_SETTINGS]
@@ -339,7 +339,7 @@ def _open_cassette(item: pytest.Item, router: Router) -> CassetteSession:
 
 
 def _close_cassette(item: pytest.Item, session: CassetteSession, router: Router) -> None:
-    from .report import CassetteUse
+    from .harness.report import CassetteUse
 
     use = CassetteUse(
         test=item.nodeid,
@@ -370,7 +370,7 @@ def _order_shared_cassettes(config: pytest.Config) -> None:
     shared = config.stash[_REPORT].shared_writes()
     if not shared:
         return  # the usual case, and a suite that does not use us: import nothing
-    from ._cassette_merge import order_blocks
+    from .cassettes.merge import order_blocks
     from .errors import AgentReplayError
 
     for path, uses in shared.items():
@@ -428,7 +428,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Generator[None, A
     if call.when == "call" and call.excinfo is not None:
         item.stash[_FAILED] = True
     if report.failed and _RESOLVED in item.stash:
-        from ._report_mask import mask_report
+        from .harness.report_mask import mask_report
 
         mask_report(report, _masker(item.config))  # never raises
     return report
@@ -479,7 +479,7 @@ def _remember_unplayed(config: pytest.Config) -> None:
     """Merge this run's unplayed interactions into pytest's cache, for
     ``agentreplay lint`` (cassettes this run did not use keep what an earlier run
     found)."""
-    from .report import UNPLAYED_CACHE_KEY
+    from .harness.report import UNPLAYED_CACHE_KEY
 
     cache = getattr(config, "cache", None)
     report = config.stash.get(_REPORT, None)
@@ -509,7 +509,7 @@ class _XdistWorker:
         report = yield
         uses = item.stash.get(_USES, None)
         if call.when == "teardown" and uses:
-            from .report import Report
+            from .harness.report import Report
 
             setattr(report, _REPORT_ATTR, Report(uses=uses).to_json())
         return report

@@ -36,11 +36,6 @@ import openai  # noqa: F401
 import pytest
 import yaml  # noqa: F401 - its C extension cannot be imported twice in one process
 
-import pytest_agentreplay._snapshot_syrupy  # one copy of the snapshot extension, too
-import pytest_agentreplay.fakes
-import pytest_agentreplay.intercept
-import pytest_agentreplay.invariants  # noqa: F401 - one copy of the run-log classes, too
-
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -3,7 +3,7 @@
 ``codec_for("anthropic")`` gives a provider's codec; ``detect(method, path)``
 tells which provider a request path belongs to (``None`` for anything that is
 not a model call, e.g. ``/v1/models`` or ``/v1/messages/count_tokens``) without
-importing any codec (:mod:`._routes`): replaying a cassette needs no codec, and
+importing any codec (:mod:`.routes`): replaying a cassette needs no codec, and
 codecs build the pydantic reply model.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import importlib
 
-from ._routes import PROVIDERS, Provider, detect
 from .base import Codec, ErrorResponse, Folded, IdFactory, RenderContext
+from .routes import PROVIDERS, Provider, detect
 
 __all__ = [
     "Codec",

@@ -9,7 +9,7 @@ in partial mode, citations, thinking, signature, compaction),
 
 Where the SDK is silent about malformed input (it indexes a list and lets an
 ``IndexError`` escape, or never notices an index that skips ahead) this folder
-raises :class:`~pytest_agentreplay.errors.CodecError` naming the event number and
+raises :class:`~..errors.CodecError` naming the event number and
 field. Where the SDK deliberately ignores something (``ping``, events without an
 ``event:`` name, a delta type it does not know) the folder ignores it too, but
 remembers the event in :attr:`Folded.unknown` so nothing a provider adds later

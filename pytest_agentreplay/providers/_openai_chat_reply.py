@@ -1,4 +1,4 @@
-"""A ``chat.completion`` body → neutral :class:`~pytest_agentreplay.model.Reply`.
+"""A ``chat.completion`` body → neutral :class:`~..model.Reply`.
 
 Split out of :mod:`.openai_chat` to keep each module small. Reads the first
 choice (a neutral reply has one), with the reasoning OpenAI-compatible hosts

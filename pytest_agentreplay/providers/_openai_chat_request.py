@@ -1,4 +1,4 @@
-"""OpenAI Chat Completions request bodies → neutral :class:`~pytest_agentreplay.model.Request`.
+"""OpenAI Chat Completions request bodies → neutral :class:`~..model.Request`.
 
 Split out of :mod:`.openai_chat` to keep each module small. The parser accepts
 every shape the ``openai`` SDK (and OpenAI-compatible clients) send: ``content``

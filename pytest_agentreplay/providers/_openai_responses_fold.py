@@ -109,7 +109,7 @@ KNOWN_EVENT_TYPES = frozenset(
 def fold_events(codec: Codec, events: Sequence[SSEEvent], *, strict: bool = False) -> Folded:
     """Accumulate ``events`` into the final ``Response`` JSON (see module docs).
 
-    Raises :class:`~pytest_agentreplay.errors.CodecError` naming the event number
+    Raises :class:`~..errors.CodecError` naming the event number
     and field for malformed records; unknown event types are listed in
     ``Folded.unknown`` (or raise, with ``strict``).
     """

@@ -1,4 +1,4 @@
-"""Rendering a neutral :class:`~pytest_agentreplay.model.Reply` as an OpenAI
+"""Rendering a neutral :class:`~..model.Reply` as an OpenAI
 Responses API body and as the SSE stream the API sends for it.
 
 Both renderings start from one :class:`_Plan` that allocates every id (response,

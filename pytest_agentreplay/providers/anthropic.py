@@ -1,6 +1,6 @@
 """The Anthropic Messages wire format (``POST /v1/messages``).
 
-Renders a neutral :class:`~pytest_agentreplay.model.Reply` as the JSON ``Message``
+Renders a neutral :class:`~..model.Reply` as the JSON ``Message``
 body or as the event stream the API sends for it::
 
     message_start, content_block_start, ping, content_block_delta..., content_block_stop,
@@ -41,7 +41,6 @@ from pytest_agentreplay.model import (
 )
 from pytest_agentreplay.providers._anthropic_fold import fold_events
 from pytest_agentreplay.providers._anthropic_request import parse_request
-from pytest_agentreplay.providers._routes import handles
 from pytest_agentreplay.providers.base import (
     Codec,
     ErrorResponse,
@@ -51,6 +50,7 @@ from pytest_agentreplay.providers.base import (
     json_data,
     split_json,
 )
+from pytest_agentreplay.providers.routes import handles
 from pytest_agentreplay.sse import SSEEvent
 
 __all__ = ["ERROR_MESSAGES", "ERROR_TYPES", "AnthropicCodec", "default_error_type"]
@@ -212,7 +212,7 @@ class AnthropicCodec(Codec):
     provider: ClassVar[Provider] = "anthropic"
 
     def handles(self, method: str, path: str) -> bool:
-        """``POST .../v1/messages`` under any prefix (see :mod:`._routes`)."""
+        """``POST .../v1/messages`` under any prefix (see :mod:`.routes`)."""
         return handles("anthropic", method, path)
 
     def parse_request(self, body: Mapping[str, Any]) -> Request:

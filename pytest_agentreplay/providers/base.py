@@ -1,6 +1,6 @@
 """What every provider codec offers, and the small helpers they share.
 
-A codec is pure: it turns a neutral :class:`~pytest_agentreplay.model.Reply` into
+A codec is pure: it turns a neutral :class:`~..model.Reply` into
 the provider's JSON body or SSE event list, folds an event list back into the
 final JSON, renders the provider's error responses, and parses requests. No I/O,
 no clocks, no randomness: everything variable (ids, timestamps, how text is cut
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import CodecError
 from ..sse import SSEEvent
-from ._routes import Provider
+from .routes import Provider
 
 if TYPE_CHECKING:  # the reply model (pydantic) is loaded by the codecs, not by replay
     from ..model import Fault, Reply, Request, Usage

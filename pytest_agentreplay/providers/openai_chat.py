@@ -19,7 +19,7 @@ DeepSeek, local servers):
   (what the SDK turns into ``openai.APIError``).
 
 Thinking: OpenAI's Chat Completions API has no reasoning field, so
-:class:`~pytest_agentreplay.model.Thinking` parts are *not rendered* by default.
+:class:`~..model.Thinking` parts are *not rendered* by default.
 ``OpenAIChatCodec(reasoning_field="reasoning_content")`` (DeepSeek) or
 ``"reasoning"`` (Groq, OpenRouter) renders them the way those hosts do. Folding
 and :meth:`OpenAIChatCodec.to_reply` always keep reasoning that a host sent
@@ -54,7 +54,6 @@ from pytest_agentreplay.providers._openai_errors import (
     error_response,
     request_id,
 )
-from pytest_agentreplay.providers._routes import handles
 from pytest_agentreplay.providers.base import (
     Codec,
     ErrorResponse,
@@ -64,6 +63,7 @@ from pytest_agentreplay.providers.base import (
     json_data,
     split_json,
 )
+from pytest_agentreplay.providers.routes import handles
 from pytest_agentreplay.sse import SSEEvent
 
 __all__ = ["OpenAIChatCodec"]
@@ -156,7 +156,7 @@ class OpenAIChatCodec(Codec):
     # -- endpoint and request ------------------------------------------------
 
     def handles(self, method: str, path: str) -> bool:
-        """``POST .../chat/completions`` (see :mod:`._routes`)."""
+        """``POST .../chat/completions`` (see :mod:`.routes`)."""
         return handles("openai_chat", method, path)
 
     def parse_request(self, body: Mapping[str, Any]) -> Request:

@@ -51,8 +51,8 @@ from ._openai_responses_render import (
     render_response_events,
 )
 from ._openai_responses_request import parse_responses_request
-from ._routes import handles
 from .base import Codec, ErrorResponse, Folded, RenderContext, json_data
+from .routes import handles
 
 __all__ = ["OpenAIResponsesCodec"]
 
@@ -74,7 +74,7 @@ class OpenAIResponsesCodec(Codec):
     # -- endpoint ------------------------------------------------------------------
 
     def handles(self, method: str, path: str) -> bool:
-        """``POST .../responses`` and ``GET .../responses/{id}`` (see :mod:`._routes`)."""
+        """``POST .../responses`` and ``GET .../responses/{id}`` (see :mod:`.routes`)."""
         return handles("openai_responses", method, path)
 
     def parse_request(self, body: Mapping[str, Any]) -> Request:

@@ -27,9 +27,6 @@ import openai  # noqa: F401
 import pytest
 import yaml
 
-import pytest_agentreplay.fakes
-import pytest_agentreplay.session  # noqa: F401
-
 PRELUDE = '''
 import json, os
 import httpx2, pytest

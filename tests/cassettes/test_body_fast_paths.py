@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from pytest_agentreplay._bodies import (
+from pytest_agentreplay.cassettes.fields import (
     _finite,
     _NotJSONError,
     _reject_constant,
@@ -22,7 +22,7 @@ from pytest_agentreplay._bodies import (
     join_headers,
     parse_json,
 )
-from pytest_agentreplay._yaml_emit import MAX_DEPTH, UnstorableError, dump_json
+from pytest_agentreplay.cassettes.yaml.emit import MAX_DEPTH, UnstorableError, dump_json
 
 
 def _reference_parse(raw: bytes | str) -> Any:

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from pytest_agentreplay import sse
-from pytest_agentreplay.cassette import (
+from pytest_agentreplay.cassettes.io import (
     CassetteFormatError,
     detect_format,
     dumps,
@@ -24,7 +24,7 @@ from pytest_agentreplay.cassette import (
     response_from_wire,
     split_sse,
 )
-from pytest_agentreplay.cassette_model import Cassette, RecordedResponse
+from pytest_agentreplay.cassettes.model import Cassette, RecordedResponse
 from tests import corpus
 
 FILES = corpus.files()

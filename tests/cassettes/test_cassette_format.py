@@ -9,17 +9,17 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_agentreplay import cassette as cassette_io
-from pytest_agentreplay._yaml_emit import IMPLICIT_TAGS, MAX_DEPTH
-from pytest_agentreplay._yaml_fast import read_canonical
-from pytest_agentreplay.cassette import CassetteFormatError, dumps, loads
-from pytest_agentreplay.cassette_model import (
+from pytest_agentreplay.cassettes import io as cassette_io
+from pytest_agentreplay.cassettes.io import CassetteFormatError, dumps, loads
+from pytest_agentreplay.cassettes.model import (
     Cassette,
     Interaction,
     RecordedEvent,
     RecordedRequest,
     RecordedResponse,
 )
+from pytest_agentreplay.cassettes.yaml.emit import IMPLICIT_TAGS, MAX_DEPTH
+from pytest_agentreplay.cassettes.yaml.fast import read_canonical
 from tests.cassettes._cassette_strategies import TRAPS, cassettes, json_values
 
 EXPECTED = """\
@@ -326,7 +326,7 @@ def test_unstorable_values_are_refused_naming_the_field(
 
 def _dump_raw(cassette: Cassette) -> str:
     """dumps() without re-validation, so that values pydantic would refuse reach the writer."""
-    from pytest_agentreplay._yaml_emit import UnstorableError, dump_cassette
+    from pytest_agentreplay.cassettes.yaml.emit import UnstorableError, dump_cassette
 
     try:
         return dump_cassette(cassette)

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_agentreplay.cassette import CassetteFormatError, load, loads
+from pytest_agentreplay.cassettes.io import CassetteFormatError, load, loads
 from pytest_agentreplay.errors import AgentReplayError
 from tests import corpus
 from tests.cassettes.test_cassette_format import EXPECTED, _example

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentreplay import _files
-from pytest_agentreplay import cassette as cassette_io
-from pytest_agentreplay.cassette import CassetteFormatError, dumps, load, locked, save
-from pytest_agentreplay.cassette_model import (
+from pytest_agentreplay.cassettes import atomic as _files
+from pytest_agentreplay.cassettes import io as cassette_io
+from pytest_agentreplay.cassettes.io import CassetteFormatError, dumps, load, locked, save
+from pytest_agentreplay.cassettes.model import (
     Cassette,
     Interaction,
     RecordedRequest,
@@ -121,9 +121,9 @@ def test_keyboard_interrupt_mid_write_keeps_the_old_file(
 _CHILD = """
 import os, sys, time
 from pathlib import Path
-from pytest_agentreplay import _files
-from pytest_agentreplay.cassette import save
-from pytest_agentreplay.cassette_model import (
+from pytest_agentreplay.cassettes import atomic as _files
+from pytest_agentreplay.cassettes.io import save
+from pytest_agentreplay.cassettes.model import (
     Cassette, Interaction, RecordedRequest, RecordedResponse,
 )
 
@@ -257,8 +257,8 @@ def test_an_invalid_mutation_is_caught_before_writing(tmp_path: Path) -> None:
 _WRITER = """
 import sys
 from pathlib import Path
-from pytest_agentreplay.cassette import load, locked, save
-from pytest_agentreplay.cassette_model import (
+from pytest_agentreplay.cassettes.io import load, locked, save
+from pytest_agentreplay.cassettes.model import (
     Cassette, Interaction, RecordedRequest, RecordedResponse,
 )
 
@@ -328,7 +328,7 @@ def test_a_nan_in_a_body_does_not_block_saving(tmp_path: Path) -> None:
 
 
 def test_a_large_stream_saves_and_loads_back(tmp_path: Path) -> None:
-    from pytest_agentreplay.cassette_model import RecordedEvent
+    from pytest_agentreplay.cassettes.model import RecordedEvent
 
     events = [
         RecordedEvent(t=i / 1000, event="delta", data=f'{{"i":{i}}}' * 8) for i in range(20_000)

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentreplay._cassette_merge import fingerprint, order_blocks
-from pytest_agentreplay.cassette import load, save
-from pytest_agentreplay.cassette_model import (
+from pytest_agentreplay.cassettes.io import load, save
+from pytest_agentreplay.cassettes.merge import fingerprint, order_blocks
+from pytest_agentreplay.cassettes.model import (
     Cassette,
     Interaction,
     RecordedRequest,

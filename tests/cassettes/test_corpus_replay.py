@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentreplay.handle import AgentReplay
+from pytest_agentreplay.cassettes.handle import AgentReplay
 from tests import corpus
 from tests.cassettes._corpus_drive import IN_STREAM_ERRORS, drive, original
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_agentreplay.cassette_model import RecordedRequest
-from pytest_agentreplay.matching import Index, closest
+from pytest_agentreplay.cassettes.matching import Index, closest
+from pytest_agentreplay.cassettes.model import RecordedRequest
 from tests import corpus
 from tests.cassettes._matching_helpers import ANTHROPIC, CHAT, conversation, req
 
@@ -219,7 +219,7 @@ def test_take_computes_only_the_live_key_whatever_the_cassette_size(size):
 
 
 def test_normalize_runs_once_per_take(monkeypatch):
-    import pytest_agentreplay._match_parts as parts
+    import pytest_agentreplay.cassettes.match_parts as parts
 
     calls = []
     real = parts.normalize_body

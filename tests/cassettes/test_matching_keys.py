@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_agentreplay.cassette_model import RecordedRequest
-from pytest_agentreplay.matching import (
+from pytest_agentreplay.cassettes.matching import (
     MATCH_ON_DEFAULT,
     MATCHERS,
     Index,
@@ -20,6 +19,7 @@ from pytest_agentreplay.matching import (
     normalize_body,
     resolve_match_on,
 )
+from pytest_agentreplay.cassettes.model import RecordedRequest
 from tests.cassettes._matching_helpers import ANTHROPIC, CHAT, RESPONSES, conversation, req
 
 
@@ -379,7 +379,7 @@ def test_bodies_match_exactly_when_their_normal_forms_are_equal(a, b):
 
 
 def test_public_names():
-    from pytest_agentreplay import matching
+    from pytest_agentreplay.cassettes import matching
 
     assert set(matching.__all__) == {
         "MATCHERS",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentreplay.matching import Index, explain_miss, json_diff
+from pytest_agentreplay.cassettes.matching import Index, explain_miss, json_diff
 from tests.cassettes._matching_helpers import ANTHROPIC, CHAT, conversation, req
 
 CASSETTE = Path("tests/cassettes/test_agent/test_weather.yaml")

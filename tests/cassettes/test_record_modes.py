@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_agentreplay import Reply
-from pytest_agentreplay.options import RECORD_MODES
+from pytest_agentreplay.harness.options import RECORD_MODES
 from tests.cassettes._plugin_runs import (
     PRELUDE,
     cassette,

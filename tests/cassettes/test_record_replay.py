@@ -13,8 +13,6 @@ import openai  # noqa: F401
 import pytest
 import yaml
 
-import pytest_agentreplay.fakes
-import pytest_agentreplay.session  # noqa: F401
 from pytest_agentreplay import Reply, Usage
 from tests.servers import ProviderServer
 
@@ -254,7 +252,7 @@ def _pretend_clients_imported(pytester: pytest.Pytester, imported: bool) -> None
     """A conftest that makes ``vcr_bridge.clients_imported()`` answer ``imported`` for
     the run (in process, requests is always imported: this test module imports it)."""
     pytester.makeconftest(
-        "from pytest_agentreplay import vcr_bridge\n\n"
+        "from pytest_agentreplay.cassettes import vcr_bridge\n\n"
         "_real = vcr_bridge.clients_imported\n\n"
         "def pytest_configure(config):\n"
         f"    vcr_bridge.clients_imported = lambda: {imported}\n\n"

@@ -17,14 +17,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_agentreplay import _records
-from pytest_agentreplay.cassette import (
+from pytest_agentreplay.cassettes import records as _records
+from pytest_agentreplay.cassettes.io import (
     CassetteFormatError,
     dumps,
     loads,
     request_from_wire,
 )
-from pytest_agentreplay.cassette_model import (
+from pytest_agentreplay.cassettes.model import (
     Cassette,
     Interaction,
     RecordedEvent,

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_agentreplay import cassette
-from pytest_agentreplay.cassette_model import Cassette
+from pytest_agentreplay.cassettes import io as cassette
+from pytest_agentreplay.cassettes.model import Cassette
 from tests.cli._helpers import json_interaction, stream_interaction
 
 pytest_plugins = ["pytester"]
 
 CHECKS = """
 import httpx, pytest
-from pytest_agentreplay.cassette_model import Interaction, RecordedRequest
+from pytest_agentreplay.cassettes.model import Interaction, RecordedRequest
 
 ANTHROPIC = "https://api.anthropic.com/v1/messages"
 CHAT = "https://api.openai.com/v1/chat/completions"
@@ -80,7 +80,7 @@ def test_a_custom_scrubber_is_given_the_model(pytester: pytest.Pytester) -> None
     _cassette(pytester, "test_custom_scrubber")
     pytester.makeconftest(
         """
-from pytest_agentreplay.cassette_model import Interaction
+from pytest_agentreplay.cassettes.model import Interaction
 
 SCRUBBED = []
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pytest_agentreplay.cassette_model import RecordedResponse
+from pytest_agentreplay.cassettes.model import RecordedResponse
 from pytest_agentreplay.redact import Scrubber
 from pytest_agentreplay.sse import decode, encode
 from tests.cassettes._redact_helpers import interaction, request, response

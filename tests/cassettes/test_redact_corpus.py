@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentreplay.cassette_model import Interaction
+from pytest_agentreplay.cassettes.model import Interaction
 from pytest_agentreplay.redact import Scrubber
 from tests import corpus
 from tests.cassettes._redact_helpers import corpus_cassette, dump

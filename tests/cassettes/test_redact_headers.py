@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_agentreplay.cassette_model import RecordedRequest, RecordedResponse
+from pytest_agentreplay.cassettes.model import RecordedRequest, RecordedResponse
 from pytest_agentreplay.redact import Scrubber
 from tests.cassettes._redact_helpers import dump, interaction, request, response
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentreplay import cassette
-from pytest_agentreplay.cassette_model import Cassette
+from pytest_agentreplay.cassettes import io as cassette
+from pytest_agentreplay.cassettes.model import Cassette
 from pytest_agentreplay.redact import Finding, Scrubber, SecretLeakError
 from tests import corpus
 from tests.cassettes._redact_helpers import interaction, request, response

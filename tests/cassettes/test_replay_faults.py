@@ -20,8 +20,8 @@ import openai
 import pytest
 
 from pytest_agentreplay import Fault
-from pytest_agentreplay.cassette import load
-from pytest_agentreplay.handle import AgentReplay
+from pytest_agentreplay.cassettes.handle import AgentReplay
+from pytest_agentreplay.cassettes.io import load
 from tests import corpus, sdk
 from tests.cassettes._corpus_drive import original
 

@@ -10,15 +10,15 @@ from typing import Any
 import pytest
 
 from pytest_agentreplay import Reply, sse
-from pytest_agentreplay.cassette import dumps
-from pytest_agentreplay.cassette_model import (
+from pytest_agentreplay.cassettes.handle import AgentReplay
+from pytest_agentreplay.cassettes.io import dumps
+from pytest_agentreplay.cassettes.model import (
     Cassette,
     Interaction,
     RecordedEvent,
     RecordedRequest,
     RecordedResponse,
 )
-from pytest_agentreplay.handle import AgentReplay
 from tests import sdk
 from tests.cassettes._plugin_runs import PRELUDE, interactions, results, run
 from tests.servers import ProviderServer
@@ -92,7 +92,8 @@ def test_chunks(agentreplay):
         ('"whole"', lambda sizes: len(sizes) == 1),
         ('"lines"', lambda sizes: len(sizes) > 30),
         (
-            "__import__('pytest_agentreplay.streams').streams.chunk_random(seed=3, max_size=5)",
+            "__import__('pytest_agentreplay.transport.playback')"
+            ".transport.playback.chunk_random(seed=3, max_size=5)",
             lambda sizes: max(sizes) <= 5 and len(set(sizes)) > 1,
         ),
     ],

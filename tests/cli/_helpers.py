@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from pytest_agentreplay import cassette
-from pytest_agentreplay.cassette_model import (
+from pytest_agentreplay.cassettes import io as cassette
+from pytest_agentreplay.cassettes.model import (
     Cassette,
     Interaction,
     RecordedEvent,

@@ -151,7 +151,7 @@ def test_a_secret_stops_a_write_with_exit_1(tmp_path: Path) -> None:
 def test_a_bug_is_shown_masked_with_exit_code_2(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from pytest_agentreplay import _cli_inspect
+    from pytest_agentreplay.cli import inspect as _cli_inspect
 
     def explode(args: object, output: object) -> int:
         raise RuntimeError(f"unexpected value {FAKE_KEY}")

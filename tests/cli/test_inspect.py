@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentreplay import cassette
+from pytest_agentreplay.cassettes import io as cassette
 from pytest_agentreplay.model import Reply, Thinking, ToolCall, Usage
 from tests.cli._helpers import (
     CORPUS,

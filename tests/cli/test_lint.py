@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentreplay import cassette
-from pytest_agentreplay.cassette_model import Cassette, RecordedEvent
+from pytest_agentreplay.cassettes import io as cassette
+from pytest_agentreplay.cassettes.model import Cassette, RecordedEvent
 from pytest_agentreplay.model import Reply
 from tests.cli._helpers import (
     CORPUS,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_agentreplay import cassette
+from pytest_agentreplay.cassettes import io as cassette
 from tests.cli._helpers import (
     CORPUS,
     FAKE_KEY,

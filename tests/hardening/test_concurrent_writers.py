@@ -20,7 +20,7 @@ import sys
 
 import pytest
 
-from pytest_agentreplay.cassette import load
+from pytest_agentreplay.cassettes.io import load
 from tests.cassettes._plugin_runs import PRELUDE, cassette, prompts, run, run_subprocess
 from tests.cassettes.test_recording_durability import GATHER
 from tests.servers import ProviderServer

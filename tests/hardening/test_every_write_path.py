@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentreplay import cassette as cassette_io
-from pytest_agentreplay._cassette_merge import fingerprint, order_blocks
-from pytest_agentreplay.cassette import dumps
-from pytest_agentreplay.cassette_model import Cassette, Interaction
-from pytest_agentreplay.intercept import Router
+from pytest_agentreplay.cassettes import io as cassette_io
+from pytest_agentreplay.cassettes.io import dumps
+from pytest_agentreplay.cassettes.merge import fingerprint, order_blocks
+from pytest_agentreplay.cassettes.model import Cassette, Interaction
+from pytest_agentreplay.cassettes.session import CassetteSession
 from pytest_agentreplay.redact import Scrubber, SecretLeakError
-from pytest_agentreplay.session import CassetteSession
+from pytest_agentreplay.transport.router import Router
 from tests.cli._helpers import cli, json_interaction, save, stream_interaction
 
 NAMED = {"x-api-key": f"named-{secrets.token_hex(12)}", "key": f"q{secrets.token_hex(12)}"}

@@ -19,7 +19,7 @@ import openai
 import pytest
 
 from pytest_agentreplay import Fault
-from pytest_agentreplay.handle import AgentReplay
+from pytest_agentreplay.cassettes.handle import AgentReplay
 from tests.cassettes.test_replay_faults import _each_provider, _read
 
 pytestmark = pytest.mark.sdk

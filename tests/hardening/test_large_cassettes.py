@@ -21,15 +21,15 @@ from typing import Any
 import httpx2
 import pytest
 
-from pytest_agentreplay.cassette import dumps
-from pytest_agentreplay.cassette_model import (
+from pytest_agentreplay.cassettes.handle import AgentReplay
+from pytest_agentreplay.cassettes.io import dumps
+from pytest_agentreplay.cassettes.model import (
     Cassette,
     Interaction,
     RecordedEvent,
     RecordedRequest,
     RecordedResponse,
 )
-from pytest_agentreplay.handle import AgentReplay
 from tests.cassettes._plugin_runs import PRELUDE, cassette, results, run
 from tests.servers import ProviderServer
 

@@ -17,8 +17,8 @@ import time
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_agentreplay.cassette import CassetteFormatError, dumps, loads
-from pytest_agentreplay.cassette_model import Cassette
+from pytest_agentreplay.cassettes.io import CassetteFormatError, dumps, loads
+from pytest_agentreplay.cassettes.model import Cassette
 from tests import corpus
 from tests.cli._helpers import json_interaction, stream_interaction
 

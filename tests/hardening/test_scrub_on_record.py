@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_agentreplay.cassette import save
-from pytest_agentreplay.cassette_model import (
+from pytest_agentreplay.cassettes.io import save
+from pytest_agentreplay.cassettes.model import (
     Cassette,
     Interaction,
     RecordedRequest,

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentreplay._report_mask import mask_report
-from pytest_agentreplay.cassette import dumps
-from pytest_agentreplay.cassette_model import Cassette
-from pytest_agentreplay.intercept import HTTPRequest, Router
+from pytest_agentreplay.cassettes.io import dumps
+from pytest_agentreplay.cassettes.model import Cassette
+from pytest_agentreplay.harness.report_mask import mask_report
+from pytest_agentreplay.transport.router import HTTPRequest, Router
 from tests.cassettes._plugin_runs import run, run_subprocess
 from tests.cli._helpers import json_interaction
 

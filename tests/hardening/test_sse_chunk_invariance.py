@@ -23,14 +23,14 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from pytest_agentreplay._bodies import split_stream
-from pytest_agentreplay.cassette import response_from_wire
-from pytest_agentreplay.cassette_model import Interaction, RecordedRequest
-from pytest_agentreplay.handle import AgentReplay
-from pytest_agentreplay.playbacks import Plan
-from pytest_agentreplay.player import playback_for
+from pytest_agentreplay.cassettes.fields import split_stream
+from pytest_agentreplay.cassettes.handle import AgentReplay
+from pytest_agentreplay.cassettes.io import response_from_wire
+from pytest_agentreplay.cassettes.model import Interaction, RecordedRequest
+from pytest_agentreplay.cassettes.replay import playback_for
 from pytest_agentreplay.sse import SSEDecoder
 from pytest_agentreplay.strategies import Chunking, chunkings, sse_streams
+from pytest_agentreplay.transport.answer import Plan
 from tests.servers import ProviderServer
 from tests.test_sse import reference_decode
 

@@ -15,10 +15,10 @@ import pytest
 import requests
 import urllib3
 
-from pytest_agentreplay.cassette import save
-from pytest_agentreplay.cassette_model import Cassette
-from pytest_agentreplay.handle import AgentReplay
-from pytest_agentreplay.session import CassetteMiss
+from pytest_agentreplay.cassettes.handle import AgentReplay
+from pytest_agentreplay.cassettes.io import save
+from pytest_agentreplay.cassettes.model import Cassette
+from pytest_agentreplay.cassettes.session import CassetteMiss
 from tests.cli._helpers import stream_interaction
 
 URL = "https://api.anthropic.com/v1/messages"

@@ -18,20 +18,20 @@ import httpx2
 import pytest
 
 from pytest_agentreplay import FakeModel, Reply, Usage, invariants
-from pytest_agentreplay import cassette as cassette_io
-from pytest_agentreplay.cassette_model import (
+from pytest_agentreplay.cassettes import io as cassette_io
+from pytest_agentreplay.cassettes.model import (
     Cassette,
     Interaction,
     RecordedEvent,
     RecordedRequest,
     RecordedResponse,
 )
-from pytest_agentreplay.intercept import Router
 from pytest_agentreplay.invariants import InvariantViolation
 from pytest_agentreplay.model import Request
 from pytest_agentreplay.providers import codec_for
 from pytest_agentreplay.providers.base import RenderContext
 from pytest_agentreplay.runlog import Egress, RunLog
+from pytest_agentreplay.transport.router import Router
 from tests.cassettes._plugin_runs import run
 from tests.invariants._toy import ToyAgent
 from tests.servers import ProviderServer

@@ -21,8 +21,8 @@ import pytest
 from hypothesis import given, settings
 
 from pytest_agentreplay import Reply, Usage, invariants, strategies
-from pytest_agentreplay import cassette as cassette_io
-from pytest_agentreplay.cassette_model import (
+from pytest_agentreplay.cassettes import io as cassette_io
+from pytest_agentreplay.cassettes.model import (
     Cassette,
     Interaction,
     RecordedEvent,

@@ -9,7 +9,7 @@ import pytest
 # Imported once here, so in-process runs reuse them (pytester drops the modules a run
 # imported): one copy of our classes, and of PyYAML, whose C extension is not imported
 # twice (a second copy of yaml next to the first C part cannot read a cassette).
-import pytest_agentreplay._yaml_load
+import pytest_agentreplay.cassettes.yaml.load
 import pytest_agentreplay.fakes  # noqa: F401
 
 pytest_plugins = ["pytester"]
@@ -125,7 +125,7 @@ def test_marker_alone_turns_on_the_guard(pytester: pytest.Pytester) -> None:
         pytester,
         """
 import httpx2
-from pytest_agentreplay.intercept import active_router
+from pytest_agentreplay.transport.router import active_router
 
 @pytest.mark.agentreplay
 def test_marked():
@@ -145,7 +145,7 @@ def test_marker_and_fixtures_share_one_router_and_one_cassette(pytester: pytest.
     result = run(
         pytester,
         """
-from pytest_agentreplay.intercept import active_router
+from pytest_agentreplay.transport.router import active_router
 
 SEEN = {}
 
@@ -199,7 +199,7 @@ def first(request):
     result = run(
         pytester,
         """
-from pytest_agentreplay.intercept import active_router
+from pytest_agentreplay.transport.router import active_router
 
 @pytest.mark.agentreplay
 def test_fake_first(scripted_model, agentreplay, _agentreplay_router):
@@ -240,7 +240,7 @@ class TestClass:
 
 @pytest.mark.parametrize("marked", [pytest.param(True, marks=pytest.mark.agentreplay), False])
 def test_param(request, marked):
-    from pytest_agentreplay.intercept import active_router
+    from pytest_agentreplay.transport.router import active_router
     assert (active_router() is not None) is marked
 """,
         test_module="""
@@ -265,7 +265,7 @@ def test_the_marker_scope_sits_where_an_autouse_fixture_would(
     pytester.makeconftest(
         """
 import pytest
-from pytest_agentreplay.intercept import active_router
+from pytest_agentreplay.transport.router import active_router
 
 @pytest.fixture(scope="module")
 def wide():
@@ -283,7 +283,7 @@ def narrow():
     pytester.makepyfile(
         test_user="""
 import pytest
-from pytest_agentreplay.intercept import active_router
+from pytest_agentreplay.transport.router import active_router
 
 @pytest.mark.agentreplay
 def test_order(narrow, wide, auto_user, request):
@@ -335,7 +335,7 @@ def test_block_network_option_guards_every_test(pytester: pytest.Pytester) -> No
     result = run(
         pytester,
         """
-from pytest_agentreplay.intercept import active_router
+from pytest_agentreplay.transport.router import active_router
 
 def test_plain():
     assert active_router() is not None
@@ -370,7 +370,7 @@ def test_marked():
 
 
 def test_record_mode_choices_come_from_one_constant(pytester: pytest.Pytester) -> None:
-    from pytest_agentreplay.options import RECORD_MODES
+    from pytest_agentreplay.harness.options import RECORD_MODES
 
     result = pytester.runpytest_subprocess("--agentreplay-record-mode=bogus")
     assert result.ret != 0
@@ -436,8 +436,8 @@ def test_a_finished_test_lets_go_of_its_cassette(pytester: pytest.Pytester) -> N
     rest of the run) and not a reference cycle through the replayed call, so it is
     freed at once by reference counting (with the cyclic collector off to prove it).
     A suite replaying big cassettes holds one at a time, not all of them."""
-    from pytest_agentreplay import cassette
-    from pytest_agentreplay.cassette_model import (
+    from pytest_agentreplay.cassettes import io as cassette
+    from pytest_agentreplay.cassettes.model import (
         Cassette,
         Interaction,
         RecordedRequest,

@@ -57,8 +57,8 @@ def test_replaying_a_cassette_imports_no_yaml_no_pydantic_no_httpx2(tmp_path: ob
     Hand-edited files, recording and custom matchers or scrubbers still use them."""
     from pathlib import Path
 
-    from pytest_agentreplay import cassette
-    from pytest_agentreplay.cassette_model import (
+    from pytest_agentreplay.cassettes import io as cassette
+    from pytest_agentreplay.cassettes.model import (
         Cassette,
         Interaction,
         RecordedRequest,

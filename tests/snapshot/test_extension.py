@@ -13,11 +13,6 @@ import anthropic  # noqa: F401
 import httpx2  # noqa: F401
 import pytest
 
-import pytest_agentreplay._snapshot_syrupy
-import pytest_agentreplay.fakes
-import pytest_agentreplay.intercept
-import pytest_agentreplay.runlog  # noqa: F401
-
 pytest_plugins = ["pytester"]
 
 CONFTEST = """

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_agentreplay import Reply
-from pytest_agentreplay.cassette import dumps
-from pytest_agentreplay.cassette_model import (
+from pytest_agentreplay.cassettes.io import dumps
+from pytest_agentreplay.cassettes.model import (
     Cassette,
     Interaction,
     RecordedEvent,

@@ -13,7 +13,8 @@ from hypothesis import settings
 from hypothesis.strategies import SearchStrategy
 
 import pytest_agentreplay
-from pytest_agentreplay import _hypothesis_profile, strategies
+from pytest_agentreplay import strategies
+from pytest_agentreplay.strategies import profile as _hypothesis_profile
 
 pytest_plugins = ["pytester"]
 
@@ -79,7 +80,8 @@ def test_importing_hypothesis_registers_the_profiles_through_its_entry_point() -
         import sys
         import hypothesis
         print(hypothesis.settings.get_profile("agentreplay-ci").derandomize)
-        print("pytest_agentreplay.strategies" in sys.modules)
+        loaded = [m for m in sys.modules if m.startswith("pytest_agentreplay.strategies.")]
+        print(loaded != ["pytest_agentreplay.strategies.profile"])
     """)
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True

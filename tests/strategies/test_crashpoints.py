@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_agentreplay import Reply, ToolCall
-from pytest_agentreplay.crashpoints import (
+from pytest_agentreplay.invariants.crashpoints import (
     CRASH_CODES,
     Checkpoint,
     CrashDivergence,

@@ -11,8 +11,8 @@ from types import ModuleType
 
 import pytest
 
-from pytest_agentreplay._after_import import _FINDER as FINDER
-from pytest_agentreplay._after_import import when_imported
+from pytest_agentreplay.transport.import_hook import _FINDER as FINDER
+from pytest_agentreplay.transport.import_hook import when_imported
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import httpx2
 import pytest
 
 from pytest_agentreplay import EgressBlocked, FakeModel, Fault, Reply, sse
-from pytest_agentreplay.intercept import Router, active_router, intercepting
+from pytest_agentreplay.transport.router import Router, active_router, intercepting
 
 BODY = {
     "model": "m",
@@ -253,7 +253,7 @@ def test_socket_guard_passes_datagrams_to_loopback_through_whole(
 ) -> None:
     """The guarded ``sendto`` / ``sendmsg`` hand every argument on: a datagram to an
     allowed address arrives as sent."""
-    assert getattr(socket.socket, send).__module__ == "pytest_agentreplay.egress"
+    assert getattr(socket.socket, send).__module__ == "pytest_agentreplay.transport.egress"
     with (
         socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as receiver,
         socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender,

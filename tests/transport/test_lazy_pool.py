@@ -17,8 +17,8 @@ import pytest
 import trustme
 
 from pytest_agentreplay import FakeModel, Reply
-from pytest_agentreplay.intercept import Router, intercepting
-from pytest_agentreplay.lazy import is_deferred
+from pytest_agentreplay.transport.lazy_pool import is_deferred
+from pytest_agentreplay.transport.router import Router, intercepting
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -215,10 +215,10 @@ def test_racing_threads_build_the_pool_once(https_server: str, ca_file: str) -> 
 
 
 def test_lazy_module_documents_itself() -> None:
-    from pytest_agentreplay import lazy
+    from pytest_agentreplay.transport import lazy_pool as lazy
 
     assert "SSL context" in (lazy.__doc__ or "")
-    assert Path(lazy.__file__).name == "lazy.py"
+    assert Path(lazy.__file__).name == "lazy_pool.py"
 
 
 def test_transports_built_before_the_patch_keep_their_pool() -> None:

@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from pytest_agentreplay import sse
-from pytest_agentreplay.cassette_model import RecordedEvent
+from pytest_agentreplay.cassettes.model import RecordedEvent
 from pytest_agentreplay.errors import SSEEncodeError
-from pytest_agentreplay.playbacks import encode_lazily
 from pytest_agentreplay.sse import SSEEvent
-from pytest_agentreplay.streams import Playback, Player, chunk_by_event
+from pytest_agentreplay.transport.answer import encode_lazily
+from pytest_agentreplay.transport.playback import Playback, Player, chunk_by_event
 
 _LINE = st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n")
 _ANY = st.characters(blacklist_categories=("Cs",))

@@ -1,0 +1,61 @@
+"""Cassettes: the recorded interactions of a test, on disk and in memory.
+
+``load`` / ``loads`` read a cassette in any supported format, ``save`` scrubs and
+writes one atomically, ``locked`` guards a read-merge-write cycle; ``Cassette``,
+``Interaction``, ``RecordedRequest``, ``RecordedResponse`` and ``RecordedEvent``
+are what a cassette holds. Names load on first use: replaying a cassette imports
+only what replay needs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..errors import CassetteFormatError
+    from .io import detect_format, dumps, load, loads, locked, save
+    from .model import Cassette, Interaction, RecordedEvent, RecordedRequest, RecordedResponse
+
+__all__ = [
+    "Cassette",
+    "CassetteFormatError",
+    "Interaction",
+    "RecordedEvent",
+    "RecordedRequest",
+    "RecordedResponse",
+    "detect_format",
+    "dumps",
+    "load",
+    "loads",
+    "locked",
+    "save",
+]
+
+_LAZY = {
+    "CassetteFormatError": "..errors",
+    "detect_format": ".io",
+    "dumps": ".io",
+    "load": ".io",
+    "loads": ".io",
+    "locked": ".io",
+    "save": ".io",
+    "Cassette": ".model",
+    "Interaction": ".model",
+    "RecordedEvent": ".model",
+    "RecordedRequest": ".model",
+    "RecordedResponse": ".model",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,366 @@
+"""Key parts: what of a request each built-in matcher compares, and the body as matched.
+
+A key part is a small hashable value computed from a
+:class:`~.model.RecordedRequest`. Two requests match when every part
+named in ``match_on`` is equal, so each part normalizes away the differences that
+do not change what the server answers: host case, default ports, query order,
+JSON key order, whitespace, ``1.0`` vs ``1``, and per-provider body noise
+(:data:`BODY_NOISE`). Bodies enter keys as 16-byte digests, so an index over a
+cassette whose requests carry long conversations stays small.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import SplitResult, parse_qsl, urlsplit
+
+from ..providers import detect
+
+if TYPE_CHECKING:  # replay's plain records or the model: parts read attributes only
+    from .model import RecordedRequest
+    from .records import AnyRequest
+
+__all__ = [
+    "BODY_NOISE",
+    "BUILTIN_PARTS",
+    "VOLATILE_HEADERS",
+    "BodyMatcher",
+    "Matcher",
+    "Part",
+    "body_digest",
+    "body_without",
+    "canonical_text",
+    "header",
+    "normalize_body",
+    "parse_json_path",
+]
+
+Matcher = Callable[["RecordedRequest"], Hashable]
+"""A custom key part: any function of the request returning a hashable value."""
+
+DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+
+BODY_NOISE: Mapping[str, tuple[str, ...]] = {
+    # Anthropic's opaque end-user id (Claude Code puts a per-session uuid there).
+    "anthropic": ("metadata.user_id",),
+    # include_usage / include_obfuscation change only bookkeeping chunks of a stream.
+    "openai_chat": ("stream_options",),
+    "openai_responses": ("stream_options",),
+}
+"""JSON paths dropped from a provider's request body before matching: fields that
+vary between runs or SDK versions without changing the model's answer."""
+
+VOLATILE_HEADERS = frozenset(
+    {
+        "accept-encoding",
+        "connection",
+        "content-length",
+        "date",
+        "host",
+        "idempotency-key",
+        "request-id",
+        "traceparent",
+        "tracestate",
+        "user-agent",
+        "x-request-id",
+    }
+)
+"""Request headers the ``headers`` matcher ignores (as well as every ``x-stainless-*``)."""
+
+_SEGMENT = re.compile(r"(?:^|\.)([^.\[\]]+)|\[(\*|\d+)\]")
+
+
+def _split(request: AnyRequest) -> SplitResult:
+    """The URL's parts; a URL ``urlsplit`` refuses (bad IPv6 brackets) is all path."""
+    try:
+        return urlsplit(request.url)
+    except ValueError:
+        return SplitResult("", "", request.url, "", "")
+
+
+def _method(request: AnyRequest) -> Hashable:
+    return request.method.upper()
+
+
+def _scheme(request: AnyRequest) -> Hashable:
+    return _split(request).scheme.lower()
+
+
+def _host(request: AnyRequest) -> Hashable:
+    """The host name, lower-cased, without port or trailing dot: a local test server
+    listening on a fresh port each run still matches its recording."""
+    return (_split(request).hostname or "").rstrip(".")
+
+
+def _port(request: AnyRequest) -> Hashable:
+    """The port, with the scheme's default filled in (``:443`` equals no port)."""
+    parts = _split(request)
+    try:
+        port = parts.port
+    except ValueError:
+        return parts.netloc.rpartition(":")[2]
+    return port if port is not None else DEFAULT_PORTS.get(parts.scheme.lower())
+
+
+def _path(request: AnyRequest) -> Hashable:
+    """The path as sent; a trailing slash is significant (``/v1/messages/`` is another
+    route to the providers), an empty path is ``/``."""
+    return _split(request).path or "/"
+
+
+def _query(request: AnyRequest) -> Hashable:
+    """The query parameters, order-insensitive, blank values kept."""
+    return tuple(sorted(parse_qsl(_split(request).query, keep_blank_values=True)))
+
+
+def _query_text(request: AnyRequest) -> str:
+    """The query as a miss report shows it: sorted ``name=value`` pairs."""
+    return "&".join(f"{k}={v}" for k, v in _query(request))  # type: ignore[attr-defined]
+
+
+def _uri_text(request: AnyRequest) -> str:
+    """The URL as matched by ``uri``: normalized host, port and query order."""
+    scheme, host, port, path = _scheme(request), _host(request), _port(request), _path(request)
+    query = _query_text(request)
+    return f"{scheme}://{host}:{port}{path}" + (f"?{query}" if query else "")
+
+
+def _uri(request: AnyRequest) -> Hashable:
+    """vcrpy's ``uri``: scheme, host, port, path and query together."""
+    return tuple(f(request) for f in (_scheme, _host, _port, _path, _query))
+
+
+def _headers(request: AnyRequest) -> Hashable:
+    """Header names (any case) and values, without :data:`VOLATILE_HEADERS`."""
+    return tuple(sorted(_header_map(request).items()))
+
+
+def _header_map(request: AnyRequest) -> dict[str, str]:
+    return {
+        name.lower(): value.strip()
+        for name, value in request.headers.items()
+        if name.lower() not in VOLATILE_HEADERS and not name.lower().startswith("x-stainless-")
+    }
+
+
+def header(name: str) -> Matcher:
+    """A matcher on one header's value (case-insensitive name; ``None`` when absent),
+    e.g. ``header("anthropic-beta")``, for headers that change the answer."""
+    wanted = name.lower()
+
+    def match(request: AnyRequest) -> Hashable:
+        return next((v.strip() for k, v in request.headers.items() if k.lower() == wanted), None)
+
+    match.__name__ = f"header({name!r})"
+    return match
+
+
+# -- bodies ------------------------------------------------------------------------
+
+
+def _looks_json(raw: bytes, request: AnyRequest) -> bool:
+    ctype = next((v for k, v in request.headers.items() if k.lower() == "content-type"), "")
+    return "json" in ctype.lower() or raw.lstrip()[:1] in (b"{", b"[")
+
+
+def _number(text: str) -> int | float:
+    """A JSON number with a fraction or exponent: an int when it is integral."""
+    value = float(text)
+    return int(value) if value.is_integer() else value
+
+
+def _canonical(value: Any) -> Any:
+    """A JSON value rebuilt with integral floats as ints (``1.0`` == ``1``) and keys as
+    strings; anything that is not JSON (a YAML date) becomes its text."""
+    kind = type(value)
+    if kind is dict:
+        return {k if type(k) is str else str(k): _canonical(v) for k, v in value.items()}
+    if kind is list:
+        return [_canonical(v) for v in value]
+    if value is None or kind is str or kind is int or kind is bool:
+        return value
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else value
+    if isinstance(value, Mapping):
+        return _canonical(dict(value))
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    if isinstance(value, (str, int)):  # subclasses: plain values
+        return str(value) if isinstance(value, str) else int(value)
+    return str(value)
+
+
+def parse_json_path(path: str) -> tuple[str | int, ...]:
+    """``"messages[*].cache_control"`` → ``("messages", "*", "cache_control")``;
+    ``*`` (or ``[*]``) is every key of an object or every item of a list."""
+    segments: list[str | int] = []
+    pos = 0
+    for match in _SEGMENT.finditer(path):
+        if match.start() != pos:
+            break
+        name, index = match.groups()
+        segments.append(name if name is not None else index if index == "*" else int(index))
+        pos = match.end()
+    if not segments or pos != len(path):
+        raise ValueError(f"not a JSON path: {path!r} (write e.g. 'metadata.user_id', 'a[0].b')")
+    return tuple(segments)
+
+
+def _targets(value: Any, head: str | int) -> list[Any]:
+    """The keys of a dict or indexes of a list that path segment ``head`` selects."""
+    if isinstance(value, dict):
+        return list(value) if head == "*" else [head] if head in value else []
+    if isinstance(value, list):
+        if head == "*":
+            return list(range(len(value)))
+        return [head] if isinstance(head, int) and head < len(value) else []
+    return []
+
+
+def _drop(value: Any, path: tuple[str | int, ...]) -> None:
+    """Remove ``path`` from ``value`` in place; an object emptied by it goes too."""
+    head, rest = path[0], path[1:]
+    for key in reversed(_targets(value, head)):
+        if rest:
+            _drop(value[key], rest)
+            if value[key] == {} and isinstance(value, dict):
+                del value[key]
+        else:
+            del value[key]
+
+
+@functools.cache
+def _noise_paths(provider: str) -> tuple[tuple[str | int, ...], ...]:
+    return tuple(parse_json_path(p) for p in BODY_NOISE.get(provider, ()))
+
+
+def _provider_noise(body: Any, request: AnyRequest) -> Any:
+    """Drop the provider's :data:`BODY_NOISE`; ``"stream": false`` equals no ``stream``."""
+    provider = detect(request.method, _split(request).path)
+    if provider is None or not isinstance(body, dict):
+        return body
+    for path in _noise_paths(provider):
+        _drop(body, path)
+    if body.get("stream") is False:
+        del body["stream"]
+    return body
+
+
+def normalize_body(request: AnyRequest) -> Any:
+    """The body as matched: ``None`` for no (or an empty) body; for JSON, the parsed
+    value with integral floats as ints and the provider's noise dropped; for anything
+    else, the exact bytes. A body nested too deeply to walk is compared as bytes."""
+    try:
+        if request.json_body is not None:
+            return _provider_noise(_canonical(request.json_body), request)
+        raw = request.content()
+        if raw and _looks_json(raw, request):
+            try:
+                parsed = json.loads(raw, parse_float=_number)
+            except ValueError:
+                return raw
+            return _provider_noise(parsed, request)
+        return raw or None
+    except RecursionError:
+        return _as_bytes(request)
+
+
+def _as_bytes(request: AnyRequest) -> bytes:
+    """The stored bytes of a body too deep to normalize (only hostile input is)."""
+    try:
+        return request.content()
+    except RecursionError:
+        return b"<body nested too deeply to compare>"
+
+
+# One encoder for every key: json.dumps with options builds a new one per call.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def canonical_text(value: Any) -> str:
+    """Key order and whitespace ignored: ``json.dumps(sort_keys=True)``, compact."""
+    return _CANONICAL.encode(value)
+
+
+def body_digest(value: Any) -> Hashable:
+    """A normalized body as a key part: ``None``, or a kind and a 16-byte digest."""
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        return ("bytes", hashlib.blake2b(value, digest_size=16).digest())
+    try:
+        text = canonical_text(value).encode("utf-8", "surrogatepass")
+    except (ValueError, RecursionError):
+        return ("text", hashlib.blake2b(repr(value).encode(), digest_size=16).digest())
+    return ("json", hashlib.blake2b(text, digest_size=16).digest())
+
+
+class BodyMatcher:
+    """The ``body`` key part with extra JSON paths ignored; see :func:`body_without`."""
+
+    def __init__(self, ignore: Iterable[str] = (), *, name: str | None = None) -> None:
+        self.ignore = tuple(ignore)
+        self._paths = [parse_json_path(p) for p in self.ignore]
+        self.__name__ = name or f"body_without({', '.join(map(repr, self.ignore))})"
+
+    def normalize(self, request: AnyRequest) -> Any:
+        """:func:`normalize_body` without the ignored paths."""
+        value = normalize_body(request)
+        if isinstance(value, (dict, list)):
+            for path in self._paths:
+                _drop(value, path)
+        return value
+
+    def __call__(self, request: AnyRequest) -> Hashable:
+        return body_digest(self.normalize(request))
+
+    def __repr__(self) -> str:
+        return self.__name__
+
+
+def body_without(*paths: str) -> BodyMatcher:
+    """The ``body`` matcher ignoring ``paths`` too: ``body_without("stream")`` lets a
+    streamed request match a recorded non-streamed one (the response is still
+    replayed as recorded), ``body_without("messages[*].cache_control")``, ..."""
+    return BodyMatcher(paths)
+
+
+def _raw_body(request: AnyRequest) -> Hashable:
+    """The body bytes exactly (a ``json`` body re-serialized compactly, in stored order)."""
+    raw = request.content()
+    return body_digest(raw) if raw else None
+
+
+@dataclass(frozen=True)
+class Part:
+    """One named key part, and how a miss report shows its value."""
+
+    name: str
+    key: Callable[[AnyRequest], Hashable]
+    """Built-in parts read attributes only, so replay may hand them its plain records; a
+    user's function is only ever given the model (see :func:`.matching.own_parts`)."""
+    show: Callable[[AnyRequest], Any] | None = None
+    """The value a miss report diffs (a body, a header map); ``None``: the key itself."""
+
+
+BUILTIN_PARTS: dict[str, Part] = {
+    p.name: p
+    for p in (
+        Part("method", _method),
+        Part("scheme", _scheme),
+        Part("host", _host),
+        Part("port", _port),
+        Part("path", _path),
+        Part("query", _query, _query_text),
+        Part("uri", _uri, _uri_text),
+        Part("headers", _headers, _header_map),
+        Part("body", BodyMatcher(name="body"), normalize_body),
+        Part("raw_body", _raw_body, lambda r: r.content() or None),
+    )
+}

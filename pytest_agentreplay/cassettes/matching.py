@@ -1,0 +1,422 @@
+"""Request matching: which recorded interaction answers a live request.
+
+A request's **key** is the tuple of the parts named in ``match_on`` (default
+:data:`MATCH_ON_DEFAULT`: method, host, path and the normalized body). An
+:class:`Index` maps each key to the recorded interactions that have it, in
+recorded order, so :meth:`Index.take` costs the same whatever the cassette's
+size, and identical requests are served in the order they were recorded.
+
+Built-in parts (:data:`MATCHERS`):
+
+``method``
+    upper-cased.
+``scheme``, ``host``, ``port``
+    the host is lower-cased and has no port: a local test server on a fresh
+    port each run still matches; ``port`` fills in the scheme's default, so
+    ``:443`` equals no port.
+``path``
+    as sent. A trailing slash is significant: the providers route
+    ``/v1/messages/`` elsewhere.
+``query``
+    parameters, in any order. Live requests are scrubbed exactly as
+    recordings were before they are matched, so a scrubbed ``key=REDACTED``
+    compares equal by plain equality.
+``uri``
+    scheme, host, port, path and query together (vcrpy's name).
+``headers``
+    opt-in; names in any case, without volatile headers
+    (``x-stainless-*``, ``user-agent``, ``idempotency-key``, dates, ids).
+``body``
+    JSON parsed, key order and whitespace ignored, ``1.0`` equal to ``1``, an
+    empty body equal to none, and per provider (see
+    :func:`~..providers.detect`) noise dropped:
+    ``stream_options`` (OpenAI), ``metadata.user_id`` (Anthropic), and
+    ``"stream": false`` equals no ``stream``. ``stream: true`` stays in the key:
+    a streamed request is not answered with a recorded JSON body (the wire
+    formats differ); relax it with ``body_without("stream")``. Non-JSON
+    bodies compare as exact bytes.
+``raw_body``
+    the body bytes exactly.
+
+A custom part is any function of the :class:`~.model.RecordedRequest`
+returning a hashable value (see :data:`Matcher`, :func:`header`,
+:func:`body_without`). ``match_on=("method", "path")`` is positional replay:
+requests are answered in recorded order whatever their bodies.
+
+Where a signature says ``AnyRequest``, it takes a
+:class:`~.model.RecordedRequest` or the plain record of one that replay
+reads a cassette into without loading the model (the same attributes); a custom
+part is only ever given the model.
+"""
+
+from __future__ import annotations
+
+import shlex
+import threading
+from collections import deque
+from collections.abc import Hashable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from ..errors import AgentReplayError
+from ..harness.options import RECORD_MODES
+from ..jsondiff import Mask, json_diff, render, similarity, string_pair
+from .match_parts import (
+    BUILTIN_PARTS,
+    BodyMatcher,
+    Matcher,
+    Part,
+    body_without,
+    header,
+    normalize_body,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from .records import AnyRequest
+
+__all__ = [
+    "MATCHERS",
+    "MATCH_ON_DEFAULT",
+    "Index",
+    "MatchOnError",
+    "Matcher",
+    "body_without",
+    "closest",
+    "explain_miss",
+    "header",
+    "json_diff",
+    "normalize_body",
+    "resolve_match_on",
+]
+
+MATCH_ON_DEFAULT: tuple[str, ...] = ("method", "host", "path", "body")
+MATCHERS: dict[str, Matcher] = {name: part.key for name, part in BUILTIN_PARTS.items()}
+"""The built-in key parts by name (see the module docs)."""
+
+RANKED = 50
+"""A miss report compares the bodies of at most this many candidates (bounded work)."""
+
+Key = tuple[Hashable, ...]
+
+
+class MatchOnError(AgentReplayError, ValueError):
+    """``match_on`` names an unknown part, or a custom matcher failed or returned an
+    unhashable value."""
+
+
+def _identity(text: str) -> str:
+    return text
+
+
+def _part(item: str | Matcher) -> Part:
+    if isinstance(item, str):
+        part = BUILTIN_PARTS.get(item)
+        if part is None:
+            raise MatchOnError(
+                f"unknown match_on part {item!r}; known: {', '.join(BUILTIN_PARTS)} "
+                "(or pass a function of the request)"
+            )
+        return part
+    if not callable(item):
+        raise MatchOnError(f"match_on items are names or functions, got {item!r}")
+    show = item.normalize if isinstance(item, BodyMatcher) else None
+    key = cast("Callable[[AnyRequest], Hashable]", item)  # see Part.key
+    return Part(getattr(item, "__name__", repr(item)), key, show)
+
+
+def own_parts(parts: Sequence[Part]) -> bool:
+    """Whether every part is the plugin's (a built-in name, or made by a helper such as
+    ``body_without``): such parts read request attributes only, so replay may match
+    its plain records; a user's function is given the model instead."""
+    return all(
+        str(getattr(part.key, "__module__", "")).startswith("pytest_agentreplay.") for part in parts
+    )
+
+
+def resolve_match_on(match_on: Sequence[str | Matcher]) -> tuple[Part, ...]:
+    """The parts ``match_on`` names; :class:`MatchOnError` lists the known names
+    (callers validating settings early use this)."""
+    if isinstance(match_on, (str, bytes)):
+        raise MatchOnError(
+            f"match_on must be a sequence of part names, got the string {match_on!r}; "
+            f"did you mean ({match_on!r},)?"
+        )
+    return tuple(_part(item) for item in match_on)
+
+
+def _key(parts: tuple[Part, ...], request: AnyRequest, where: str) -> Key:
+    """The key of ``request``; a custom part's failure names the part and request."""
+    values = []
+    for part in parts:
+        try:
+            value = part.key(request)
+            hash(value)
+        except AgentReplayError:
+            raise
+        except Exception as exc:
+            raise MatchOnError(
+                f"match_on part {part.name!r} failed on {where}: {type(exc).__name__}: {exc} "
+                "(a matcher must return a hashable value: a str, number or tuple)"
+            ) from exc
+        values.append(value)
+    return tuple(values)
+
+
+class Index:
+    """The recorded requests of a cassette by key, and which of them were played.
+
+    ``parts`` are the resolved ``match_on`` parts; ``requests[i]`` and ``keys[i]`` the
+    recorded request ``i`` and its key. Thread-safe: concurrent requests
+    (``asyncio.gather``, thread pools) each take a different interaction.
+    """
+
+    def __init__(
+        self,
+        requests: Sequence[AnyRequest],
+        *,
+        match_on: Sequence[str | Matcher] = MATCH_ON_DEFAULT,
+    ) -> None:
+        self.parts = resolve_match_on(match_on)
+        self.requests: list[AnyRequest] = []
+        self.keys: list[Key] = []
+        self._queues: dict[Key, deque[int]] = {}
+        self._consumed: dict[Key, list[int]] = {}
+        self._played: list[int] = []
+        self._lock = threading.Lock()
+        for request in requests:
+            self.add(request, played=False)
+
+    def __len__(self) -> int:
+        return len(self.requests)
+
+    def key(self, request: AnyRequest, *, where: str = "the live request") -> Key:
+        """The key ``request`` is matched by."""
+        return _key(self.parts, request, where)
+
+    def take(self, request: AnyRequest) -> int | None:
+        """The next unplayed recorded index with ``request``'s key, in recorded order,
+        now marked played; ``None`` when there is none left."""
+        key = self.key(request)
+        with self._lock:
+            queue = self._queues.get(key)
+            if not queue:
+                return None
+            index = queue.popleft()
+            self._mark(key, index)
+        return index
+
+    def peek_consumed(self, request: AnyRequest) -> list[int]:
+        """The indexes with ``request``'s key that were already played, in play order."""
+        key = self.key(request)
+        with self._lock:
+            return list(self._consumed.get(key, ()))
+
+    def unplayed(self) -> list[int]:
+        """Indexes never played, in recorded order (what strict mode reports)."""
+        with self._lock:
+            done = set(self._played)
+        return [i for i in range(len(self.requests)) if i not in done]
+
+    def played(self) -> list[int]:
+        """Indexes played so far, in the order they were played."""
+        with self._lock:
+            return list(self._played)
+
+    def add(self, request: AnyRequest, *, played: bool = True) -> int:
+        """Append a request (``new_episodes``) and index it; returns its index.
+
+        A request recorded live was answered live, so it counts as played unless
+        ``played=False``: a repeat of it is recorded again rather than replayed.
+        """
+        key = _key(self.parts, request, f"interactions[{len(self.requests)}]")
+        with self._lock:
+            index = len(self.requests)
+            self.requests.append(request)
+            self.keys.append(key)
+            if played:
+                self._mark(key, index)
+            else:
+                self._queues.setdefault(key, deque()).append(index)
+        return index
+
+    def _mark(self, key: Key, index: int) -> None:
+        self._consumed.setdefault(key, []).append(index)
+        self._played.append(index)
+
+    def is_played(self, index: int) -> bool:
+        """Whether recorded interaction ``index`` was played."""
+        with self._lock:
+            return index in self._consumed.get(self.keys[index], ())
+
+    def cursor(self) -> int:
+        """Where replay is: one past the interaction played last (0 before any)."""
+        with self._lock:
+            return self._played[-1] + 1 if self._played else 0
+
+
+# -- ranking -----------------------------------------------------------------------
+
+
+def _shown(part: Part, request: AnyRequest) -> Any:
+    return part.show(request) if part.show is not None else part.key(request)
+
+
+def _body_part(parts: tuple[Part, ...]) -> Part | None:
+    return next((p for p in parts if isinstance(p.key, BodyMatcher)), None)
+
+
+def _rank(
+    request: AnyRequest,
+    live_key: Key,
+    keys: Sequence[Key],
+    requests: Sequence[AnyRequest],
+    parts: tuple[Part, ...],
+    *,
+    cursor: int = 0,
+    n: int = 3,
+) -> list[tuple[int, float]]:
+    """The ``n`` closest candidates with scores: most agreeing key parts first, then
+    the most similar bodies. Only the :data:`RANKED` best by agreement (nearest the
+    replay cursor on ties) have their bodies compared."""
+    agree = [sum(x == y for x, y in zip(key, live_key, strict=True)) for key in keys]
+    order = sorted(range(len(keys)), key=lambda i: (-agree[i], abs(i - cursor), i))[:RANKED]
+    body = _body_part(parts)
+    show = body.show if body is not None and body.show is not None else normalize_body
+    live_body = show(request)
+    sims = {i: similarity(show(requests[i]), live_body) for i in order}
+    best = sorted(order, key=lambda i: (-agree[i], -sims[i], i))[:n]
+    return [(i, (agree[i] + sims[i]) / (len(parts) + 1)) for i in best]
+
+
+def closest(
+    request: AnyRequest,
+    candidates: Sequence[AnyRequest],
+    n: int = 3,
+    *,
+    match_on: Sequence[str | Matcher] = MATCH_ON_DEFAULT,
+) -> list[tuple[int, float]]:
+    """The ``n`` candidates most like ``request``, best first, as ``(index, score)``.
+
+    Ranked by how many ``match_on`` parts agree, then by how alike the normalized
+    bodies are; the score, from 0 to 1 (identical), is (agreeing parts + body
+    similarity) / (parts + 1).
+    """
+    parts = resolve_match_on(match_on)
+    keys = [_key(parts, c, f"candidates[{i}]") for i, c in enumerate(candidates)]
+    return _rank(request, _key(parts, request, "the request"), keys, candidates, parts, n=n)
+
+
+# -- the miss report ---------------------------------------------------------------
+
+
+def _rerecord_command(rerecord: str, test: str | None) -> str:
+    """``rerecord`` is a record mode (the command is built) or a whole command."""
+    if rerecord not in RECORD_MODES:
+        return rerecord
+    target = f"{shlex.quote(test)} " if test else ""
+    return f"pytest {target}--agentreplay-record-mode={rerecord}"
+
+
+def _body_lines(recorded: Any, live: Any, mask: Mask, limit: int) -> list[str]:
+    """How a recorded normalized body differs from the live one."""
+    if isinstance(recorded, (dict, list)) and isinstance(live, (dict, list)):
+        return json_diff(recorded, live, limit=limit, mask=mask, labels=("recorded", "now"))
+
+    def describe(value: Any) -> str:
+        if value is None:
+            return "no body"
+        if isinstance(value, bytes):
+            return f"{len(value):,} bytes of non-JSON {render(value, mask)}"
+        return f"JSON {render(value, mask)}"
+
+    if isinstance(recorded, bytes) and isinstance(live, bytes):
+        text = [v.decode("utf-8", "backslashreplace") for v in (recorded, live)]
+        old, new, note = string_pair(text[0], text[1], mask)
+        sizes = f"{len(recorded):,} → {len(live):,} bytes"
+        return [f"(not JSON, {sizes}): recorded b{old}, now b{new}{note}"]
+    return [f"(whole body): recorded {describe(recorded)}, now {describe(live)}"]
+
+
+def _part_lines(part: Part, recorded: AnyRequest, live: AnyRequest, mask: Mask) -> list[str]:
+    """How one key part differs: a line for a scalar, a diff for a body or headers."""
+    old, new = _shown(part, recorded), _shown(part, live)
+    if isinstance(part.key, BodyMatcher) or part.name == "raw_body":
+        return _body_lines(old, new, mask, 12)
+    if part.name == "headers":
+        return json_diff(old, new, limit=8, mask=mask, labels=("recorded", "now"))
+    return [f"{part.name}: recorded {render(old, mask)}, now {render(new, mask)}"]
+
+
+def _differences(
+    index: Index, i: int, differing: list[Part], request: AnyRequest, mask: Mask
+) -> list[str]:
+    """The diff lines of one candidate: a scalar part on one line, a body or headers
+    under its own heading (no heading when it is the only part that differs)."""
+    lines = [f"      differs in {', '.join(p.name for p in differing)}:"]
+    for part in differing:
+        diff = _part_lines(part, index.requests[i], request, mask)
+        if part.show is None or len(differing) == 1:
+            lines += [f"        {line}" for line in diff]
+        else:
+            lines += [f"        {part.name}:", *(f"          {line}" for line in diff)]
+    return lines
+
+
+def _candidate(index: Index, i: int, live_key: Key, request: AnyRequest, mask: Mask) -> list[str]:
+    """One entry of the closest list: where, whether played, what differs."""
+    recorded = index.requests[i]
+    played = "already played in this test" if index.is_played(i) else "not played yet"
+    lines = [f"  interactions[{i}]: {recorded.method.upper()} {mask(recorded.url)} ({played})"]
+    differing = [p for p, a, b in zip(index.parts, index.keys[i], live_key, strict=True) if a != b]
+    if differing:
+        return lines + _differences(index, i, differing, request, mask)
+    times = len(index.peek_consumed(request))
+    same = ", ".join(p.name for p in index.parts) or "position (match_on is empty)"
+    lines.append(
+        f"      same {same}: it matched, but it was consumed — the code made this call one "
+        f"more time than when the cassette was recorded (recorded {times} "
+        f"time{'s' if times > 1 else ''}, this is call {times + 1})"
+    )
+    return lines
+
+
+def explain_miss(
+    request: AnyRequest,
+    index: Index,
+    *,
+    cassette: Path,
+    test: str | None,
+    record_mode: str,
+    rerecord: str,
+    mask: Mask = _identity,
+) -> str:
+    """Why ``request`` matched nothing, for a test failure: the request, cassette,
+    test and record mode; the closest recorded interactions (up to 3), each with
+    whether it was already played and a diff at JSON paths; and the command to
+    re-record (``rerecord`` is a record mode such as ``new_episodes``, or a whole
+    command). Every piece of text passes through ``mask`` before it is shown.
+    """
+    where = f"test {test}, record mode {record_mode}" if test else f"record mode {record_mode}"
+    lines = [
+        f"no recorded interaction matches {request.method.upper()} {mask(request.url)} "
+        f"in cassette {mask(str(cassette))} ({where})",
+        f"matching on: {', '.join(p.name for p in index.parts) or '(nothing: positional)'}",
+    ]
+    if not len(index):
+        lines.append("the cassette has no recorded interactions")
+    else:
+        live_key = index.key(request)
+        ranked = _rank(
+            request, live_key, index.keys, index.requests, index.parts, cursor=index.cursor()
+        )
+        played = len(index.played())
+        lines.append(
+            f"closest recorded interactions (of {len(index)}; {played} played, "
+            f"{len(index) - played} not played):"
+        )
+        for i, _score in ranked:
+            lines += _candidate(index, i, live_key, request, mask)
+    lines.append(f"to re-record: {_rerecord_command(rerecord, test)}")
+    return mask("\n".join(lines))

@@ -1,0 +1,200 @@
+"""Record live traffic by teeing it: the code under test sees every chunk as it arrives.
+
+In record mode the router hands each live response to :class:`LiveRecorder`,
+which returns the same response with its body passed through a
+:class:`~..transport.playback.Tee`. An :class:`InteractionSink` watches the bytes go by:
+an SSE body is decoded event by event with each event's arrival time (seconds
+since the request was sent); any other body is kept whole. When the body ends —
+normally, cut, timed out, hung up on, or interrupted — the sink builds one
+:class:`~.model.Interaction` recording how it ended, and hands it to the
+cassette session. Nothing is buffered on the client's side, and a stream that
+never ends is still delivered.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..sse import SSEDecoder
+from ..transport.playback import Tee
+from ..transport.router import Family, HTTPRequest
+from .fields import tail
+from .records import STREAM_ENDS, normalize_headers
+
+# The cassette model (pydantic) is imported where something is recorded: a session
+# that only replays imports this module for its constants and never loads it.
+if TYPE_CHECKING:
+    from .model import Interaction, RecordedEvent, RecordedRequest, RecordedResponse
+
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "UNNUMBERED",
+    "InteractionSink",
+    "LiveRecorder",
+    "recorded_request",
+]
+
+DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
+UNNUMBERED = 1_000_000_000
+"""Sequence numbers from here on are for responses whose request the session did not
+number: they are written after the numbered ones, in the order they arrived."""
+_DROP_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding"})
+
+
+def recorded_request(request: HTTPRequest) -> RecordedRequest:
+    """A live request in cassette form (before scrubbing)."""
+    from .io import request_from_wire  # noqa: PLC0415 - see the imports
+
+    return request_from_wire(request.method, request.url, request.headers, request.content)
+
+
+class InteractionSink:
+    """Builds one interaction from a live body as it passes through a :class:`Tee`."""
+
+    def __init__(
+        self,
+        request: HTTPRequest,
+        response: Any,
+        family: Family,
+        started: float,
+        on_done: Callable[[Interaction | str], None],
+        *,
+        max_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    ) -> None:
+        from .model import RecordedEvent  # noqa: PLC0415 - see the imports
+
+        self._event = RecordedEvent.from_sse  # once here, not per chunk
+        self.request = request
+        self.started = started
+        self.on_done = on_done
+        self.max_bytes = max_bytes
+        self.status: int = response.status_code
+        self.raw_headers = list(response.headers.multi_items())
+        self.headers = normalize_headers(dict(response.headers))
+        self.streaming = "text/event-stream" in self.headers.get("content-type", "").lower()
+        self.decoder = _content_decoder(family, self.headers.get("content-encoding", ""))
+        self.sse = SSEDecoder(keep_comments=True)
+        self.events: list[RecordedEvent] = []
+        self.pending = bytearray()  # stream bytes after the last blank line
+        self.body = bytearray()
+        self.size = 0
+        self.too_large = False
+        self._lock = threading.Lock()
+
+    def chunk(self, data: bytes) -> None:
+        """Called with each raw chunk on its way to the client."""
+        with self._lock:
+            if self.too_large:
+                return
+            self.size += len(data)
+            if self.size > self.max_bytes:  # not recorded: free what was kept so far
+                self.too_large = True
+                self.events, self.body, self.pending = [], bytearray(), bytearray()
+            elif self.streaming:
+                self._stream(self.decoder.decode(data) if self.decoder is not None else data)
+            else:
+                self.body += data  # raw: response_from_wire decodes it as a whole
+
+    def _stream(self, data: bytes) -> None:
+        t = round(time.monotonic() - self.started, 6)
+        dispatched = [self._event(e, t=t) for e in self.sse.feed(data)]
+        self.events.extend(dispatched)
+        self.pending += data
+        if dispatched:
+            # Only an event boundary lets go of the bytes before it. Trimming at each
+            # chunk instead re-read the whole unfinished event every time: quadratic
+            # in one long event (8 MB in 16 KB chunks took 11 s). end() trims once more
+            # for blank lines that closed no event (a block without data).
+            self.pending[:] = tail(bytes(self.pending))
+
+    def end(self, how: str) -> None:
+        """Called once when the body ended; builds the interaction."""
+        with self._lock:
+            if self.streaming and self.decoder is not None and not self.too_large:
+                self._stream(self.decoder.flush())
+            if self.too_large:
+                self.on_done(
+                    f"{self.request.method} {self.request.url}: the response body exceeded "
+                    f"{self.max_bytes:,} bytes and was not recorded (raise max_body_bytes in "
+                    f"pytest_agentreplay_configure to record it)"
+                )
+                return
+            from .model import Interaction  # noqa: PLC0415 - see the imports
+
+            response = self._stream_response() if self.streaming else self._body_response()
+            response.end = how if how in STREAM_ENDS else "cut"  # type: ignore[assignment]
+            self.on_done(Interaction(request=recorded_request(self.request), response=response))
+
+    def _stream_response(self) -> RecordedResponse:
+        from .model import RecordedResponse  # noqa: PLC0415 - see the imports
+
+        fields: dict[str, Any] = {
+            "status": self.status,
+            "events": self.events,
+            "headers": {k: v for k, v in self.headers.items() if k not in _DROP_HEADERS},
+        }
+        truncated = self.sse.finish()
+        if truncated is not None:
+            fields["truncated"] = truncated.describe()
+            fields["tail"] = tail(bytes(self.pending)).decode("utf-8", "replace") or None
+        return RecordedResponse.model_validate(fields)
+
+    def _body_response(self) -> RecordedResponse:
+        from .io import response_from_wire  # noqa: PLC0415 - see the imports
+
+        return response_from_wire(self.status, self.raw_headers, bytes(self.body))
+
+
+def _content_decoder(family: Family, encoding: str) -> Any:
+    """The client module's own decoder for ``content-encoding`` (gzip, br, zstd...)."""
+    encoding = encoding.strip().lower()
+    if not encoding or encoding == "identity":
+        return None
+    decoders = getattr(getattr(family.module, "_decoders", None), "SUPPORTED_DECODERS", {})
+    factory = decoders.get(encoding)
+    return factory() if factory is not None else None
+
+
+class LiveRecorder:
+    """The router's recorder in record mode: tees every live response into ``on_done``.
+
+    Each interaction is handed over with its sequence number, which orders the
+    cassette: ``sequence_of(request)`` when given (the session numbers requests as
+    they are sent, so concurrent calls — ``asyncio.gather`` — are written in the
+    order they were made, not the order their responses happened to arrive), else
+    the order responses arrive in.
+    """
+
+    def __init__(
+        self,
+        on_done: Callable[[int, Interaction | str], None],
+        *,
+        max_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        sequence_of: Callable[[HTTPRequest], int | None] | None = None,
+    ) -> None:
+        self.on_done = on_done
+        self.max_bytes = max_bytes
+        self.sequence_of = sequence_of
+        self._count = 0
+        self._lock = threading.Lock()
+
+    def _sequence(self, request: HTTPRequest) -> int:
+        given = self.sequence_of(request) if self.sequence_of is not None else None
+        with self._lock:
+            self._count += 1
+            return given if given is not None else UNNUMBERED + self._count
+
+    def wrap(self, request: HTTPRequest, response: Any, family: Family, started: float) -> Any:
+        sequence = self._sequence(request)
+        sink = InteractionSink(
+            request,
+            response,
+            family,
+            started,
+            lambda result: self.on_done(sequence, result),
+            max_bytes=self.max_bytes,
+        )
+        return family.teed(response, Tee(response.stream, sink, family.classify))

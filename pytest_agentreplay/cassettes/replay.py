@@ -1,0 +1,204 @@
+"""Play a recorded interaction back: same status, headers, events, names and data bytes.
+
+A recorded stream is replayed event by event like a fake model's (time to first
+event independent of length), optionally paced by the recorded arrival times,
+re-chunked by the chunking policy, and ending the way the recording ended (a cut
+connection is cut again, a timeout times out). A fault injected with
+``agentreplay.inject(...)`` replaces the recorded ending, exactly as the same
+fault would on a fake model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, overload
+
+from ..providers import codec_for, detect
+from ..providers.base import Codec, RenderContext
+from ..transport.answer import (
+    ERROR_EVENT_STATUS,
+    Plan,
+    for_error,
+    for_events,
+    for_reply,
+    for_stream,
+)
+from ..transport.egress import EgressBlocked
+from ..transport.playback import Playback
+
+if TYPE_CHECKING:  # pydantic models; a recording played as it came loads neither
+    from ..model import Fault
+    from .records import AnyEvent, AnyInteraction, AnyResponse
+
+__all__ = ["REPLAY_FAULTS", "IncompleteRecordingError", "playback_for"]
+
+REPLAY_FAULTS = frozenset({"http", "cut", "timeout", "error_event", "empty"})
+"""Fault kinds a replayed call can be failed with (``stall`` needs a fake model's
+``release()``)."""
+
+_SKIP_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding"})
+# How a recorded ending is replayed: the body stops where the recording stopped, and
+# the connection fails the way it failed (a hang-up or an interrupted recording
+# has no ending of its own: the client sees the connection drop).
+_RECORDED_FAULT = {"cut": "cut", "timeout": "timeout", "cancelled": "cut", "incomplete": "cut"}
+
+
+class IncompleteRecordingError(EgressBlocked):
+    """The recording was interrupted (Ctrl-C) before its body ended.
+
+    A ``BaseException`` (through :class:`~..transport.egress.EgressBlocked`), like a cassette
+    miss: SDK retry loops catch ``Exception`` and would turn it into a vague
+    connection error after retries, when the test should fail at once.
+    """
+
+
+def _headers(response: AnyResponse) -> list[tuple[str, str]]:
+    return [(k, v) for k, v in response.headers.items() if k.lower() not in _SKIP_HEADERS]
+
+
+def _codec(method: str, path: str) -> Codec:
+    """The provider codec to render a fault with (OpenAI's errors for other paths)."""
+    return codec_for(detect(method, path) or "openai_chat")
+
+
+def playback_for(
+    interaction: AnyInteraction,
+    *,
+    method: str,
+    path: str,
+    fault: Fault | None,
+    plan: Plan,
+    pace: float | None = None,
+    allow_incomplete: bool = False,
+    where: str = "",
+) -> Playback:
+    """The playback of ``interaction``, with ``fault`` injected in place of its ending.
+
+    ``pace`` replays events at their recorded arrival times scaled by ``pace``
+    (``1.0``: as recorded); ``None`` replays as fast as the client reads.
+    """
+    response = interaction.response
+    if response.end == "incomplete" and not allow_incomplete:
+        raise IncompleteRecordingError(
+            f"{where}: this interaction was recorded while the run was interrupted, so "
+            f"its body is incomplete. Re-record it, or replay it anyway with "
+            f"@pytest.mark.agentreplay(allow_incomplete=True)."
+        )
+    provider = detect(method, path) if fault is not None and fault.kind == "empty" else None
+    if provider is not None:  # a model call: the provider's own empty reply
+        from ..model import Reply  # noqa: PLC0415 - see the imports
+
+        empty = Reply(parts=[])
+        codec = codec_for(provider)
+        return for_reply(codec, empty, RenderContext(), plan, streaming=response.is_stream)
+    if fault is not None and fault.kind == "timeout" and fault.after_events is None:
+        return _before_headers(plan)
+    if response.events is None:
+        return _body_playback(response, fault, method, path, plan)
+    if fault is None and response.end in _RECORDED_FAULT:
+        from ..model import Fault  # noqa: PLC0415 - see the imports
+
+        fault = Fault(kind=_RECORDED_FAULT[response.end], after_events=len(response.events))
+    schedule = _Schedule(response.events, pace) if pace is not None else None
+    # Events are encoded one by one as pulled, no copy (playbacks.StoredEvent).
+    if fault is None:
+        return for_stream(
+            response.events,
+            plan,
+            status=response.status,
+            headers=_headers(response),
+            comments=True,
+            tail=_tail(response),
+            schedule=schedule,
+        )
+    return for_events(
+        _codec(method, path),
+        response.events,
+        fault,
+        RenderContext(),
+        plan,
+        status=response.status,
+        headers=_headers(response),
+        comments=True,
+        tail=_tail(response),
+        schedule=schedule,
+    )
+
+
+class _Schedule(Sequence[float]):
+    """When each event may be sent (its recorded arrival time times ``pace``),
+    computed per event when the player asks, not for the whole stream up front."""
+
+    def __init__(self, events: Sequence[AnyEvent], pace: float) -> None:
+        self.events = events
+        self.pace = pace
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    @overload
+    def __getitem__(self, index: int) -> float: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[float]: ...
+
+    def __getitem__(self, index: int | slice) -> float | list[float]:
+        if isinstance(index, slice):
+            return [(e.t or 0.0) * self.pace for e in self.events[index]]
+        return (self.events[index].t or 0.0) * self.pace
+
+
+def _tail(response: AnyResponse) -> bytes:
+    """The unterminated last line of a recorded stream (replayed as it came)."""
+    tail = response.tail
+    return tail.encode("utf-8") if tail else b""
+
+
+def _before_headers(plan: Plan) -> Playback:
+    """A read timeout while waiting for the status line: no response at all."""
+    return Playback(
+        status=0, headers=[], events=[], ending="timeout", before_headers=True, on_end=plan.on_end
+    )
+
+
+def _as_http(fault: Fault, codec: Codec) -> Fault:
+    """An in-stream error on a call that is not streamed: the provider answers with the
+    same error as an HTTP status instead (as a fake model does)."""
+    from ..model import Fault  # noqa: PLC0415 - see the imports
+
+    error_type = fault.error_type or (
+        "overloaded_error" if codec.provider == "anthropic" else "server_error"
+    )
+    status = ERROR_EVENT_STATUS.get(error_type, 500)
+    return Fault.http(status, fault.message, error_type=error_type)
+
+
+def _body_playback(
+    response: AnyResponse, fault: Fault | None, method: str, path: str, plan: Plan
+) -> Playback:
+    if fault is not None and fault.kind == "error_event":
+        fault = _as_http(fault, _codec(method, path))
+    if fault is not None and fault.kind == "http":
+        return for_error(_codec(method, path), fault, RenderContext(), plan)
+    body = b"" if fault is not None and fault.kind == "empty" else response.content()
+    length: str | None = str(len(body))
+    deliver: int | None = None
+    ending = "complete"
+    if fault is not None and fault.kind in ("cut", "timeout"):
+        deliver, ending = 0, fault.kind  # the headers arrive, the body never does
+    elif fault is None and response.end in _RECORDED_FAULT:
+        # The connection dropped (or timed out) while it was recorded: the part that
+        # arrived, then the same failure, as a stream's recorded ending is replayed;
+        # with the length announced then (longer than what came), if there was one,
+        # so the client knows the body is short.
+        length, ending = response.headers.get("content-length"), _RECORDED_FAULT[response.end]
+    headers = _headers(response) + ([("content-length", length)] if length else [])
+    return Playback(
+        status=response.status,
+        headers=headers,
+        events=[body],
+        deliver=deliver,
+        ending=ending,  # type: ignore[arg-type]
+        chunker=plan.chunker,
+        on_end=plan.on_end,
+    )

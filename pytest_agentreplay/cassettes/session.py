@@ -1,0 +1,481 @@
+"""One test's cassette: replay what matches, record what the record mode allows, save.
+
+Record modes mean what pytest-recording users know:
+
+========================  ===========================================================
+``none`` (default)        replay only; an unmatched request fails at once, no egress
+``once``                  replay if the cassette exists (then like ``none``); else
+                          record everything and write it
+``new_episodes``          replay what matches; record what does not, and append it
+``all``                   never replay; record everything, keep the old interactions
+``rewrite``               never replay; record everything, replacing the cassette
+========================  ===========================================================
+
+A session is the router's handler for the cassette (it claims requests it can
+answer, and in replay-only modes every request that may not go out live, so a
+miss fails with a diagnosis instead of a vague connection error) and its
+recorder (live responses are teed into new interactions). At the end of the test
+:meth:`CassetteSession.finish` writes the cassette — scrubbed, atomically, under
+a lock, merged with what other processes wrote meanwhile — unless the test
+failed and the cassette already existed.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from ..errors import AgentReplayError
+from ..providers import detect
+from ..transport.answer import Plan
+from ..transport.egress import EgressBlocked
+from ..transport.playback import Chunker, Playback, chunk_by_event
+from ..transport.router import HTTPRequest, Router
+from . import records as _records
+from .matching import Index, explain_miss, own_parts
+from .record import DEFAULT_MAX_BODY_BYTES, UNNUMBERED, LiveRecorder, recorded_request
+from .replay import REPLAY_FAULTS, playback_for
+
+# The cassette model (pydantic) is loaded when a test records, when user code is given
+# interactions (custom matchers and scrubbers, ``agentreplay.interactions``) or when a
+# file is not one the plugin wrote; replaying the plugin's own files needs only
+# ``_records`` (about 0.1 s a run, bench/ W4).
+if TYPE_CHECKING:
+    from ..model import Fault
+    from ..redact import Scrubber
+    from .model import Cassette, Interaction, RecordedRequest
+    from .records import AnyInteraction, AnyRequest
+
+__all__ = [
+    "CassetteMiss",
+    "CassetteSession",
+    "CassetteWriteError",
+    "ReplayedCall",
+    "WriteResult",
+]
+
+REPLAYING_MODES = frozenset({"none", "once", "new_episodes"})
+
+
+class CassetteWriteError(AgentReplayError):
+    """A recording could not be written (see the message for what and why)."""
+
+
+class CassetteMiss(EgressBlocked):
+    """A request matched no recorded interaction and may not go out live.
+
+    Like :class:`~..transport.egress.EgressBlocked` (its base) it is a ``BaseException``,
+    so SDK retry loops cannot turn it into a vague connection error.
+    """
+
+
+@dataclass(frozen=True)
+class ReplayedCall:
+    """One request this test made, answered from the cassette or recorded live."""
+
+    index: int
+    method: str
+    url: str
+    source: str  # "cassette" or "live"
+    interaction: int | None
+    status: int | None = None
+    outcome: str = "completed"
+    events_sent: int = 0
+
+
+@dataclass
+class WriteResult:
+    """What :meth:`CassetteSession.finish` did with the file."""
+
+    path: Path
+    written: bool
+    recorded: int
+    reason: str = ""
+    block: list[str] = field(default_factory=list)
+    """Fingerprints of the interactions this test added to the file, in file order."""
+
+
+@dataclass
+class _Pending:
+    request: HTTPRequest
+    recorded: AnyRequest
+    index: int | None
+    call: int  # the request's number among all this test's requests
+
+
+@dataclass
+class CassetteSession:
+    """The cassette of one test (see the module docstring)."""
+
+    path: Path
+    record_mode: str
+    router: Router
+    scrubber: Scrubber
+    test: str = ""
+    match_on: Sequence[Any] | None = None
+    chunker: Chunker = chunk_by_event
+    pace: float | None = None
+    allow_incomplete: bool = False
+    save_on_failure: bool = False
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    rerecord: str = ""
+    run_started: float | None = None
+    """When the test run began (``time.time()``): ``rewrite`` keeps what other tests of
+    the same run wrote into a shared cassette after it."""
+    calls: list[ReplayedCall] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.existed = self.path.exists()
+        self.replaying = self.record_mode in REPLAYING_MODES
+        self.recording = self.record_mode in ("all", "rewrite", "new_episodes") or (
+            self.record_mode == "once" and not self.existed
+        )
+        kwargs = {} if self.match_on is None else {"match_on": self.match_on}
+        self.index = Index([], **kwargs)
+        # Plain records when nothing but the plugin reads them (see _records).
+        self._plain = (
+            not self.recording
+            and own_parts(self.index.parts)
+            and not getattr(self.scrubber, "custom", ())
+        )
+        self._model: Cassette | None = None
+        self.interactions: Sequence[AnyInteraction] = self._load() if self.existed else []
+        if self.replaying:
+            for request in (i.request for i in self.interactions):
+                self.index.add(request, played=False)
+        self.recorded: dict[int, Interaction] = {}
+        self.recorded_elsewhere: list[Interaction] = []
+        self.injected: dict[int, Fault] = {}
+        self._again: dict[tuple[Hashable, ...], deque[int]] = {}
+        self._pending: dict[int, _Pending] = {}
+        self._sent: dict[int, int] = {}  # id(live request) -> its number, in sending order
+        self._lock = threading.Lock()
+        self._served = 0
+        self._requests = 0
+        self._recorded_hosts = {
+            (urlsplit(i.request.url).hostname or "").lower() for i in self.interactions
+        }
+
+    def _load(self) -> Sequence[AnyInteraction]:
+        plain = _records.load(self.path) if self._plain else None
+        if plain is not None:
+            return plain
+        from . import io as cassette_io  # noqa: PLC0415 - see the imports
+
+        self._plain = False  # the model it is, for the live requests too
+        self._model = cassette_io.load(self.path)
+        return self._model.interactions
+
+    @property
+    def cassette(self) -> Cassette:
+        """The cassette as loaded, as the public model (built on first use when replay
+        read plain records)."""
+        if self._model is None:
+            self._model = _records.to_cassette(self.interactions)
+        return self._model
+
+    def _live_form(self, request: HTTPRequest) -> AnyRequest:
+        """A live request as it is matched: in cassette form, of the same kind as the
+        recorded ones, scrubbed exactly as they were when stored."""
+        if self._plain:
+            plain = _records.live_request(
+                request.method, request.url, request.headers, request.content
+            )
+            return self.scrubber.scrub_request(plain)
+        return self.scrubber.scrub_request(recorded_request(request))
+
+    # --- the handle's API ----------------------------------------------------------
+
+    def inject(self, fault: Fault, at_call: int) -> None:
+        """Make the ``at_call``-th call (0-based) answered from the cassette in this test
+        fail with ``fault`` instead of playing as recorded.
+
+        The recording stays the answer to that request: a retry of the failed call (the
+        same request again) replays it, as a retried call to the provider would succeed.
+        """
+        if at_call < 0:
+            raise ValueError(f"at_call must be >= 0, got {at_call}")
+        if fault.kind not in REPLAY_FAULTS:
+            raise ValueError(
+                f"Fault.{fault.kind}() cannot be injected into cassette playback (it holds "
+                f"until a fake model's release()); use one of "
+                f"{', '.join(sorted(REPLAY_FAULTS))}, e.g. Fault.timeout(after_events=k)"
+            )
+        with self._lock:
+            self.injected[at_call] = fault
+
+    @property
+    def unplayed(self) -> list[int]:
+        """Indexes of recorded interactions this test did not play."""
+        return self.index.unplayed() if self.replaying else []
+
+    def recorder(self) -> LiveRecorder | None:
+        """The live recorder for the router, when this mode records."""
+        if not self.recording:
+            return None
+        return LiveRecorder(
+            self._recorded, max_bytes=self.max_body_bytes, sequence_of=self._sequence_of
+        )
+
+    def _sequence_of(self, request: HTTPRequest) -> int | None:
+        """The number this session gave ``request`` when it was sent (see ``claims``)."""
+        with self._lock:
+            return self._sent.pop(id(request), None)
+
+    # --- Handler protocol --------------------------------------------------------------
+
+    def claims(self, request: HTTPRequest) -> bool:
+        """Whether the cassette answers ``request``: a match, or (in replay) a miss to
+        report. Requests left to go out live are numbered here, in the order they are
+        sent, which is the order they are written in."""
+        recorded = self._live_form(request)
+        index = self._take(recorded) if self.replaying else None
+        if index is None and not self.recording and not self._is_miss(request):
+            return False  # not the cassette's business: left to the egress rules
+        with self._lock:
+            call = self._requests
+            self._requests += 1
+            if index is None and self.recording:
+                self._sent[id(request)] = call
+                return False  # goes out live, and is recorded
+            self._pending[id(request)] = _Pending(request, recorded, index, call)
+        return True
+
+    def _take(self, recorded: AnyRequest) -> int | None:
+        """The interaction answering ``recorded``: one whose last call was failed by an
+        injected fault first (the retry gets the recording), else the next unplayed."""
+        if self._again:
+            with self._lock:
+                again = self._again.get(self.index.key(recorded))
+                if again:
+                    return again.popleft()
+        return self.index.take(recorded)
+
+    def _offer_again(self, recorded: AnyRequest, index: int) -> None:
+        with self._lock:
+            self._again.setdefault(self.index.key(recorded), deque()).append(index)
+
+    def _is_miss(self, request: HTTPRequest) -> bool:
+        """In replay, an unmatched model call (a provider endpoint on any host, a test
+        server on loopback too) or request to a host this cassette recorded is a miss,
+        reported with a diagnosis; anything else is left to the egress rules."""
+        if detect(request.method, request.path) is not None:
+            return True
+        return request.host.lower() in self._recorded_hosts
+
+    def respond(self, request: HTTPRequest) -> Playback:
+        """Play the interaction claimed for ``request`` — failed by the fault injected at
+        this call number, if any — or raise the miss report."""
+        __tracebackhide__ = True  # a miss shows the test's frames and the report, not ours
+        with self._lock:
+            pending = self._pending.pop(id(request))
+            number = self._served
+            self._served += 1
+            fault = self.injected.pop(number, None)
+        if pending.index is None:
+            raise self._miss(pending.recorded)
+        if fault is not None:
+            self._offer_again(pending.recorded, pending.index)
+        return self._play(pending.call, request, pending.index, fault)
+
+    def _play(self, call: int, request: HTTPRequest, index: int, fault: Fault | None) -> Playback:
+        played: list[Playback] = []  # the ender reads the status the client really got
+        plan = Plan(chunker=self.chunker, on_end=self._ender(call, request, index, played))
+        played.append(
+            playback_for(
+                self.interactions[index],
+                method=request.method,
+                path=request.path,
+                fault=fault,
+                plan=plan,
+                pace=self.pace,
+                allow_incomplete=self.allow_incomplete,
+                where=f"{self.path}: interactions[{index}]",
+            )
+        )
+        return played[0]
+
+    async def respond_async(self, request: HTTPRequest) -> Playback:
+        return self.respond(request)
+
+    def refuse(self, request: RecordedRequest) -> CassetteMiss:
+        """The miss report for a request (unscrubbed) that another client bridge —
+        vcrpy, for requests / urllib3 / aiohttp — cannot play back in replay."""
+        return self._miss(self.scrubber.scrub_request(request))
+
+    def _miss(self, recorded: AnyRequest) -> CassetteMiss:
+        if not self.existed:
+            command = self.rerecord or "pytest --agentreplay-record-mode=once"
+            message = (
+                f"pytest-agentreplay: no cassette at {self.path} (record mode "
+                f"{self.record_mode!r}) for {recorded.method} {recorded.url} in test "
+                f"{self.test}. Record it with: {command}"
+            )
+        else:
+            message = explain_miss(
+                recorded,
+                self.index,
+                cassette=self.path,
+                test=self.test,
+                record_mode=self.record_mode,
+                rerecord=self.rerecord,
+                mask=self.scrubber.mask,
+            )
+        self.router.blocked.append(f"{recorded.method} {recorded.url}")
+        return CassetteMiss(self.scrubber.mask(message))
+
+    def _ender(
+        self, call: int, request: HTTPRequest, index: int, played: list[Playback]
+    ) -> Callable[[str, int], None]:
+        """The ``on_end`` of a replayed call: logs it as a :class:`ReplayedCall` with the
+        status the client got (an injected HTTP error's; none before the headers)."""
+        interaction = self.interactions[index]
+
+        def ended(outcome: str, events_sent: int) -> None:
+            if outcome == "completed" and _ends_in_error(interaction):
+                outcome = "error_event"
+            playback = played[0]
+            status = None if playback.before_headers else playback.status
+            replayed = ReplayedCall(
+                index=call,
+                method=request.method,
+                url=request.url,
+                source="cassette",
+                interaction=index,
+                status=status,
+                outcome="http_error"
+                if status is not None and status >= 400 and outcome == "completed"
+                else outcome,
+                events_sent=events_sent,
+            )
+            with self._lock:
+                self.calls.append(replayed)
+
+        return ended
+
+    # --- recording ----------------------------------------------------------------------
+
+    def _recorded(self, sequence: int, result: Interaction | str) -> None:
+        with self._lock:
+            if isinstance(result, str):
+                self.errors.append(result)
+                return
+            self.recorded[sequence] = result
+            self.calls.append(
+                ReplayedCall(
+                    index=sequence if sequence < UNNUMBERED else len(self.calls),
+                    method=result.request.method,
+                    url=result.request.url,
+                    source="live",
+                    interaction=None,
+                    status=result.response.status,
+                    outcome=_live_outcome(result),
+                    events_sent=len(result.response.events or ()),
+                )
+            )
+
+    def add_recorded(self, interaction: Interaction) -> None:
+        """Add an interaction recorded by vcrpy (non-httpx clients); written after the
+        httpx ones."""
+        with self._lock:
+            self.recorded_elsewhere.append(interaction)
+
+    @property
+    def new_interactions(self) -> list[Interaction]:
+        """Interactions recorded in this test: httpx-family ones in the order their
+        requests were sent, then those recorded through vcrpy."""
+        with self._lock:
+            return [*(self.recorded[k] for k in sorted(self.recorded)), *self.recorded_elsewhere]
+
+    # --- the end -----------------------------------------------------------------------
+
+    def finish(self, *, failed: bool) -> WriteResult:
+        """Write the cassette if this test recorded something and the mode says so."""
+        new = self.new_interactions
+        if self.errors:  # they name the request: its URL may hold a credential
+            raise CassetteWriteError(self.scrubber.mask(f"{self.path}: " + "\n".join(self.errors)))
+        if not new:
+            return WriteResult(self.path, written=False, recorded=0, reason="nothing recorded")
+        if failed and self.existed and not self.save_on_failure:
+            return WriteResult(
+                self.path,
+                written=False,
+                recorded=len(new),
+                reason="the test failed; the existing cassette was kept",
+            )
+        from . import io as cassette_io  # noqa: PLC0415 - see the imports
+        from .model import Cassette  # noqa: PLC0415
+
+        fresh = self.scrubber.scrub(Cassette(interactions=new))
+        with cassette_io.locked(self.path):
+            merged, block = self._merge(fresh.interactions)
+            cassette_io.save(self.path, merged, scrubber=self.scrubber)
+        return WriteResult(self.path, written=True, recorded=len(new), block=block)
+
+    def _merge(self, new: list[Interaction]) -> tuple[Cassette, list[str]]:
+        """The cassette to write, and the fingerprints of the interactions this test adds.
+
+        What is on disk now (another test or process may have written since this
+        test loaded it) is kept, then what this test recorded that is not already
+        there. ``rewrite`` drops what the file held before this run — but not what
+        other tests wrote into it during the run (a shared cassette).
+        """
+        from .merge import fingerprint  # noqa: PLC0415 - see the imports
+        from .model import Cassette  # noqa: PLC0415
+
+        on_disk = self._on_disk()
+        seen = {fingerprint(i) for i in on_disk}
+        fresh = [i for i in new if fingerprint(i) not in seen]
+        merged = Cassette(interactions=[*on_disk, *fresh])
+        return merged, [fingerprint(i) for i in fresh]
+
+    def _on_disk(self) -> list[Interaction]:
+        if not self.path.exists():
+            return []
+        if self.record_mode == "rewrite" and not self._written_this_run():
+            return []
+        from . import io as cassette_io  # noqa: PLC0415 - see the imports
+
+        return cassette_io.load(self.path).interactions
+
+    def _written_this_run(self) -> bool:
+        started = self.run_started
+        return started is not None and self.path.stat().st_mtime >= started
+
+
+_LIVE_OUTCOME = {"complete": "completed", "incomplete": "cancelled"}
+
+
+def _live_outcome(interaction: Interaction) -> str:
+    """How a live call ended, in the words replayed calls and fake models use
+    (``completed``, ``cut``, ``error_event``, ``http_error``, ``timeout``, ``cancelled``)."""
+    end = interaction.response.end
+    if end != "complete":
+        return _LIVE_OUTCOME.get(end, end)
+    if interaction.response.status >= 400:
+        return "http_error"
+    return "error_event" if _ends_in_error(interaction) else "completed"
+
+
+def _ends_in_error(interaction: AnyInteraction) -> bool:
+    """Whether a recorded stream ends with the provider's in-stream error event."""
+    events = interaction.response.events
+    if not events:
+        return False
+    last = events[-1]
+    if last.event == "error":
+        return True
+    try:
+        data = json.loads(last.data)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and (
+        "error" in data or data.get("type") in ("error", "response.failed")
+    )

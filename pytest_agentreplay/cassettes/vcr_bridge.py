@@ -1,0 +1,212 @@
+"""Record and replay clients that are not httpx-family (requests, urllib3, aiohttp)
+through vcrpy, into the same cassette, under the same marker.
+
+httpx and httpx2 are teed by the plugin itself (streams stay streams); vcrpy is
+asked to skip them (``skip_patchers``) and to handle everything else. Its cassette
+I/O goes through :class:`SessionPersister`, which hands vcrpy the interactions of
+our cassette and takes back the ones it recorded, so one file holds both and
+every write still goes through the scrubbing and atomic save of the session.
+
+vcrpy is optional: without it, such clients are blocked in replay (by the socket
+guard) and go out unrecorded in record modes, with a warning.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http
+import importlib.util
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from ..sse import SSEEncoder
+
+# The cassette model is imported when vcrpy is really used: the plugin asks this
+# module on every test whether vcrpy is wanted, and replay may not need the model.
+if TYPE_CHECKING:
+    from .model import Interaction, RecordedRequest, RecordedResponse
+    from .session import CassetteSession
+
+__all__ = ["available", "from_vcr", "to_vcr", "vcr_cassette"]
+
+# Our record modes in vcrpy's words; "rewrite" loads nothing, so "all" records afresh.
+_MODES = {
+    "none": "none",
+    "once": "once",
+    "new_episodes": "new_episodes",
+    "all": "all",
+    "rewrite": "all",
+}
+
+
+@functools.cache
+def available() -> bool:
+    """Whether vcrpy is installed (asked once: a search of ``sys.path`` each test is
+    measurable)."""
+    return importlib.util.find_spec("vcr") is not None
+
+
+CLIENT_MODULES = ("requests", "urllib3", "aiohttp", "httplib2", "tornado", "botocore", "boto3")
+"""The client libraries vcrpy patches for us (besides ``http.client``)."""
+
+SKIPPED_HINT = (
+    "(vcrpy was not switched on for this test: none of requests, urllib3, aiohttp... "
+    "was imported when it started. If the call comes from one of them, imported inside "
+    "the test, set agentreplay_vcr = always in the ini file.)"
+)
+
+
+def clients_imported() -> bool:
+    """Whether a client library vcrpy serves is imported: replay needs vcrpy's
+    patches only then (``agentreplay_vcr = auto``)."""
+    return any(name in sys.modules for name in CLIENT_MODULES)
+
+
+def _body_bytes(response: RecordedResponse) -> bytes:
+    if response.events is None:
+        return response.content()
+    encoder = SSEEncoder(comments=True)
+    body = b"".join(encoder.encode(e) for e in response.sse_events())
+    return body + (response.tail or "").encode("utf-8")
+
+
+def to_vcr(interaction: Interaction) -> tuple[Any, dict[str, Any]]:
+    """One of our interactions as vcrpy's (Request, response dict)."""
+    from vcr.request import Request
+
+    req = interaction.request
+    request = Request(req.method, req.url, req.content() or None, dict(req.headers))
+    response = interaction.response
+    try:
+        reason = http.HTTPStatus(response.status).phrase
+    except ValueError:
+        reason = ""
+    return request, {
+        "status": {"code": response.status, "message": reason},
+        "headers": {k: [v] for k, v in response.headers.items()},
+        "body": {"string": _body_bytes(response)},
+    }
+
+
+def _pairs(headers: Any) -> list[tuple[str, str]]:
+    """vcrpy headers (values are lists) as name/value pairs."""
+    pairs: list[tuple[str, str]] = []
+    for key, value in dict(headers or {}).items():
+        values = value if isinstance(value, list) else [value]
+        pairs.extend((str(key), str(v)) for v in values)
+    return pairs
+
+
+def _bytes(value: Any) -> bytes:
+    if value is None:
+        return b""
+    return value.encode("utf-8") if isinstance(value, str) else bytes(value)
+
+
+def _request(request: Any) -> RecordedRequest:
+    """vcrpy's Request in cassette form (before scrubbing)."""
+    from .io import request_from_wire
+
+    return request_from_wire(
+        request.method, request.uri, _pairs(request.headers), _bytes(request.body)
+    )
+
+
+def from_vcr(request: Any, response: dict[str, Any]) -> Interaction:
+    """vcrpy's (Request, response dict) as one of our interactions."""
+    from .io import response_from_wire
+    from .model import Interaction
+
+    return Interaction(
+        request=_request(request),
+        response=response_from_wire(
+            int(response["status"]["code"]),
+            _pairs(response.get("headers")),
+            _bytes((response.get("body") or {}).get("string")),
+        ),
+    )
+
+
+class SessionPersister:
+    """vcrpy's persister for one test: reads from and writes to the session."""
+
+    def __init__(self, session: CassetteSession) -> None:
+        self.session = session
+        self.loaded = 0
+
+    def load_cassette(self, cassette_path: str, serializer: Any) -> tuple[list[Any], list[Any]]:
+        from vcr.persisters.filesystem import CassetteNotFoundError
+
+        if not self.session.existed or self.session.record_mode == "rewrite":
+            raise CassetteNotFoundError()
+        pairs = [to_vcr(i) for i in self.session.cassette.interactions]
+        self.loaded = len(pairs)
+        return [p[0] for p in pairs], [p[1] for p in pairs]
+
+    def save_cassette(
+        self, cassette_path: str, cassette_dict: dict[str, Any], serializer: Any
+    ) -> None:
+        new = zip(
+            cassette_dict["requests"][self.loaded :],
+            cassette_dict["responses"][self.loaded :],
+            strict=True,
+        )
+        for request, response in new:
+            self.session.add_recorded(from_vcr(request, response))
+
+
+# vcrpy's patcher groups and the module each one imports; a group whose module is not
+# installed patches nothing, but vcrpy retries (and fails) its import for every cassette.
+_PATCHED_MODULES = {
+    "requests": "requests",
+    "boto3": "botocore",
+    "urllib3": "urllib3",
+    "httplib2": "httplib2",
+    "tornado": "tornado",
+    "aiohttp": "aiohttp",
+}
+
+
+@functools.cache
+def _not_installed() -> tuple[str, ...]:
+    """vcrpy patcher groups with nothing to patch here (their library is not installed)."""
+    return tuple(g for g, m in _PATCHED_MODULES.items() if importlib.util.find_spec(m) is None)
+
+
+@contextlib.contextmanager
+def vcr_cassette(session: CassetteSession) -> Iterator[None]:
+    """vcrpy active for the test's non-httpx clients, on the session's cassette."""
+    import vcr
+
+    recorder = vcr.VCR(
+        record_mode=_MODES[session.record_mode],
+        match_on=("method", "scheme", "host", "path", "query", "body"),  # as ours: no port
+        skip_patchers=("httpx", "httpx2", *_not_installed()),
+        decode_compressed_response=True,
+    )
+    recorder.register_persister(SessionPersister(session))
+    with recorder.use_cassette(str(session.path)) as cassette:
+        _miss_like_httpx(cassette, session)
+        yield
+
+
+def _miss_like_httpx(cassette: Any, session: CassetteSession) -> None:
+    """Make a request vcrpy cannot play back in replay fail as an httpx one does.
+
+    vcrpy raises its ``CannotOverwriteExistingCassetteException``, an ``Exception``
+    that agent code's ``except Exception`` (or a retry loop) swallows, and that names
+    neither the test nor the closest recorded request. vcrpy asks
+    ``cassette.filter_request`` exactly there — write-protected, nothing to play — so
+    answering it with the session's :class:`~.session.CassetteMiss` (a
+    ``BaseException`` naming the test, with the usual diagnosis) fails the test at once.
+    """
+    original = cassette.filter_request
+
+    def filter_or_refuse(request: Any) -> Any:
+        if cassette.write_protected:
+            raise session.refuse(_request(request))
+        return original(request)
+
+    cassette.filter_request = filter_or_refuse

@@ -1,0 +1,263 @@
+"""A fast reader for the canonical YAML that :mod:`.emit` writes, and nothing else.
+
+libyaml builds a Python node (with two position marks) for every scalar before
+anything is constructed: about 10 µs per node, so a 100,000-event stream takes
+seconds. Our own files have one fixed layout, so this reader parses just that
+layout line by line with regular expressions.
+
+It is only a shortcut, never an authority: the caller re-emits what it read and
+accepts the result only if that gives back the file's exact text. Any file this
+reader misreads, or any construct it does not know (an alias, a tag, a comment,
+a hand edit), fails that check or raises :class:`NotCanonicalError`, and the caller
+falls back to the safe YAML loader, which also produces the precise errors.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .emit import MAX_DEPTH
+
+__all__ = ["NotCanonicalError", "read_canonical"]
+
+
+class NotCanonicalError(Exception):
+    """The text is not in the exact layout the writer produces."""
+
+
+_SINGLE = r"'[^']*(?:''[^']*)*'"
+_DOUBLE = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_PLAIN_KEY = r"[^\s,\[\]{}:#'\"][^,\[\]{}:#]*"
+_KEY = re.compile(rf"({_SINGLE}|{_DOUBLE}|{_PLAIN_KEY}):(?: |$)")
+_FLOW_TOKEN = re.compile(
+    rf"\s*({_SINGLE}|{_DOUBLE}|[{{}}\[\],]|: |[^\s,\[\]{{}}:#'\"][^,\[\]{{}}:#]*)"
+)
+# The usual event line, read in one match; anything else goes through _Flow.
+_EVENT = re.compile(
+    rf"\{{(?:t: ([0-9][0-9.e+-]*), )?(?:event: ({_SINGLE}|{_PLAIN_KEY}), )?"
+    rf"data: ({_SINGLE}|{_DOUBLE})\}}"
+)
+_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
+# No .inf / .nan: JSON cannot hold them, so such files take the validating slow path.
+_FLOAT = re.compile(r"-?[0-9]+\.[0-9]*(?:e[-+][0-9]+)?")
+_ESCAPE = re.compile(r"\\(x[0-9A-F]{2}|u[0-9A-F]{4}|U[0-9A-F]{8}|.)")
+_ESCAPES = {
+    "0": "\0",
+    "a": "\a",
+    "b": "\b",
+    "t": "\t",
+    "n": "\n",
+    "v": "\v",
+    "f": "\f",
+    "r": "\r",
+    "e": "\x1b",
+    '"': '"',
+    "\\": "\\",
+    "N": "\x85",
+    "_": "\xa0",
+    "L": "\u2028",
+    "P": "\u2029",
+}
+_NUMBER_START = frozenset("-.0123456789")
+_WORDS: dict[str, Any] = {"null": None, "true": True, "false": False, "{}": {}, "[]": []}
+
+
+def _unescape(match: re.Match[str]) -> str:
+    code = match.group(1)
+    if len(code) > 1:
+        return chr(int(code[1:], 16))
+    try:
+        return _ESCAPES[code]
+    except KeyError:
+        raise NotCanonicalError(f"unknown escape \\{code}") from None
+
+
+def _scalar(token: str) -> Any:
+    """A scalar token, as the writer would have produced it."""
+    first = token[0]
+    if first == "'":
+        return token[1:-1].replace("''", "'")
+    if first == '"':
+        return _ESCAPE.sub(_unescape, token[1:-1])
+    if first in _NUMBER_START:
+        if _INT.fullmatch(token):
+            return int(token)
+        if _FLOAT.fullmatch(token):
+            return float(token)
+        return token
+    if token in _WORDS:
+        word = _WORDS[token]
+        return type(word)() if isinstance(word, (dict, list)) else word
+    return token
+
+
+class _Flow:
+    """A one-line flow collection (an event line): ``{t: 0.1, data: '...'}``."""
+
+    def __init__(self, text: str) -> None:
+        self.tokens = [m.group(1) for m in _FLOW_TOKEN.finditer(text)]
+        if "".join(self.tokens).replace(" ", "") != text.replace(" ", ""):
+            raise NotCanonicalError("unexpected text in a flow collection")
+        self.pos = 0
+
+    def next(self) -> str:
+        token = self.tokens[self.pos]
+        self.pos += 1
+        return token
+
+    def value(self) -> Any:
+        token = self.next()
+        if token == "{":
+            return self.collection("}", mapping=True)
+        if token == "[":
+            return self.collection("]", mapping=False)
+        if token in "}],":
+            raise NotCanonicalError("misplaced flow indicator")
+        return _scalar(token)
+
+    def collection(self, close: str, *, mapping: bool) -> Any:
+        items: list[Any] = []
+        out: dict[Any, Any] = {}
+        if self.tokens[self.pos] == close:
+            self.pos += 1
+            return out if mapping else items
+        while True:
+            if mapping:
+                key = _scalar(self.next())
+                if self.next() != ": " or key in out:
+                    raise NotCanonicalError("bad flow mapping entry")
+                out[key] = self.value()
+            else:
+                items.append(self.value())
+            token = self.next()
+            if token == close:
+                return out if mapping else items
+            if token != ",":
+                raise NotCanonicalError("bad flow separator")
+
+
+def _flow(text: str) -> Any:
+    match = _EVENT.fullmatch(text)
+    if match is None:
+        return _Flow(text).value()
+    t, name, data = match.groups()
+    out: dict[str, Any] = {}
+    if t is not None:
+        out["t"] = float(t)
+    if name is not None:
+        # A plain name is a string: the writer quotes anything YAML would type.
+        out["event"] = name if name[0] != "'" else name[1:-1].replace("''", "'")
+    out["data"] = data[1:-1].replace("''", "'") if data[0] == "'" else _scalar(data)
+    return out
+
+
+class _Reader:
+    """Recursive descent over the lines of a canonical file (indents computed once)."""
+
+    def __init__(self, text: str) -> None:
+        if not text.endswith("\n") or "\r" in text or "\t" in text:
+            raise NotCanonicalError("not the writer's line layout")
+        self.lines = text.split("\n")[:-1]
+        self.indents = [len(line) - len(line.lstrip(" ")) for line in self.lines]
+        self.indents.append(-1)  # a sentinel: the end of the text closes every block
+        self.pos = 0
+
+    def mapping(self, indent: int, depth: int) -> dict[Any, Any]:
+        out: dict[Any, Any] = {}
+        lines, indents = self.lines, self.indents
+        while indents[self.pos] == indent:
+            line = lines[self.pos]
+            match = _KEY.match(line, indent)
+            if match is None:
+                if line[indent] == "-":
+                    break
+                raise NotCanonicalError("expected a key")
+            token = match.group(1)
+            key = token if token[0] not in "'\"" else _scalar(token)
+            if key in out:
+                raise NotCanonicalError("duplicate key")
+            self.pos += 1
+            rest = line[match.end() :]
+            if rest and rest[0] not in "{[|" and " #" not in rest:
+                out[key] = _scalar(rest)
+            else:
+                out[key] = self.after_head(rest, indent, depth)
+        if indents[self.pos] > indent:
+            raise NotCanonicalError("unexpected indentation")
+        return out
+
+    def sequence(self, indent: int, depth: int) -> list[Any]:
+        out: list[Any] = []
+        lines, indents = self.lines, self.indents
+        while indents[self.pos] == indent and lines[self.pos][indent] == "-":
+            line = lines[self.pos]
+            if not line.startswith("- ", indent):
+                raise NotCanonicalError("expected '- '")
+            rest = line[indent + 2 :]
+            if rest.startswith("- "):
+                # The item's content starts on the dash line: re-read it as its own line.
+                lines[self.pos] = " " * (indent + 2) + rest
+                indents[self.pos] = indent + 2
+                out.append(self.sequence(indent + 2, depth + 1))
+            elif _KEY.match(rest):
+                lines[self.pos] = " " * (indent + 2) + rest
+                indents[self.pos] = indent + 2
+                out.append(self.mapping(indent + 2, depth + 1))
+            else:
+                self.pos += 1
+                out.append(self.after_head(rest, indent + 2, depth, in_seq=True))
+        return out
+
+    def after_head(self, rest: str, indent: int, depth: int, *, in_seq: bool = False) -> Any:
+        """The value after ``key:`` / ``-``: inline, a literal block, or a nested block."""
+        if depth > MAX_DEPTH + 8:
+            raise NotCanonicalError("too deep")
+        if rest in ("|", "|-", "|+"):
+            return self.literal(rest, indent if in_seq else indent + 2)
+        if rest:
+            if rest[0] in "{[" and rest not in ("{}", "[]"):
+                return _flow(rest)
+            if " #" in rest and rest[0] not in "'\"":
+                raise NotCanonicalError("comment")
+            return _scalar(rest)
+        following = self.indents[self.pos]
+        if not in_seq and following == indent and self.lines[self.pos].startswith("- ", indent):
+            return self.sequence(indent, depth + 1)
+        if following > indent:
+            return self.mapping(following, depth + 1)
+        raise NotCanonicalError("missing value")
+
+    def literal(self, indicator: str, indent: int) -> str:
+        lines: list[str] = []
+        while self.indents[self.pos] >= indent or self.lines[self.pos : self.pos + 1] == [""]:
+            lines.append(self.lines[self.pos][indent:])
+            self.pos += 1
+        body_lines = list(lines)
+        while body_lines and not body_lines[-1]:
+            body_lines.pop()
+        if not body_lines:
+            raise NotCanonicalError("empty literal")
+        trailing = len(lines) - len(body_lines)
+        body = "\n".join(body_lines)
+        if indicator == "|-":
+            return body if trailing == 0 else _no(str)
+        if indicator == "|":
+            return body + "\n" if trailing == 0 else _no(str)
+        return body + "\n" * (trailing + 1)
+
+
+def _no(kind: type[str]) -> str:
+    raise NotCanonicalError(f"unexpected blank lines after a {kind.__name__} block")
+
+
+def read_canonical(text: str) -> Any:
+    """The data of a file in the writer's layout; raises :class:`NotCanonicalError` otherwise."""
+    try:
+        reader = _Reader(text)
+        data = reader.mapping(0, 1)
+    except (IndexError, ValueError, OverflowError, RecursionError) as exc:
+        raise NotCanonicalError(str(exc)) from None
+    if reader.pos != len(reader.lines):
+        raise NotCanonicalError("text after the document")
+    return data

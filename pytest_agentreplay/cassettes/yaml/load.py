@@ -1,0 +1,221 @@
+"""Safe YAML loading for cassettes: no objects, no duplicate keys, bounded aliases and depth.
+
+:class:`CassetteLoader` is PyYAML's safe loader (the libyaml C parser when it is
+installed) with three additions:
+
+* a mapping that repeats a key is refused, naming the key and both lines
+  (PyYAML silently keeps the last one, so a hand-merged cassette could lose a
+  header or an interaction without anyone noticing);
+* before anything is constructed, the composed node graph is walked once:
+  nesting deeper than the limit, more than a few alias uses, aliases that would
+  expand to a large tree ("billion laughs") and recursive aliases are refused;
+* only the standard safe tags construct anything; ``!!python/...`` and unknown
+  tags are errors (no code runs, nothing is imported).
+
+Errors come out as :class:`~..io.CassetteFormatError`
+with the line and column of the offending node. :func:`locate` finds the line
+of a field path (``interactions[3].response.status``) in a document, for
+validation errors found after loading.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from ...errors import CassetteFormatError
+from .emit import MAX_DEPTH
+
+__all__ = ["MAX_ALIASES", "MAX_LOAD_DEPTH", "CassetteLoader", "load_yaml", "locate"]
+
+MAX_LOAD_DEPTH = MAX_DEPTH + 8
+"""Collections may nest this deep in a file: the writer's limit plus the cassette's own levels."""
+MAX_ALIASES = 64
+"""Alias uses allowed in one file. Cassettes never need any; vcrpy files rarely have one."""
+_MAX_EXTRA_NODES = 10_000  # nodes that aliases may add beyond the file's own nodes
+
+if hasattr(yaml, "CSafeLoader"):
+    from yaml import CSafeLoader as _Base
+else:  # pragma: no cover - PyYAML built without libyaml
+    from yaml import SafeLoader as _Base  # type: ignore[assignment]
+
+
+class _GraphError(yaml.MarkedYAMLError):
+    """The node graph is too deep, too aliased, or recursive."""
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _fail(problem: str, node: Node) -> _GraphError:
+    return _GraphError(problem=problem, problem_mark=node.start_mark)
+
+
+def _walk(root: Node) -> int:
+    """Check depth and count alias uses (a node reached a second time); return the count."""
+    seen: set[int] = set()
+    aliases = 0
+    stack: list[tuple[Node, int]] = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if id(node) in seen:
+            aliases += 1
+            if aliases > MAX_ALIASES:
+                raise _fail(f"more than {MAX_ALIASES} alias uses; cassettes use none", node)
+            continue
+        seen.add(id(node))
+        if depth > MAX_LOAD_DEPTH:
+            raise _fail(f"collections nest deeper than {MAX_LOAD_DEPTH} levels", node)
+        stack.extend((child, depth + 1) for child in _children(node))
+    return aliases
+
+
+def _expanded(root: Node) -> tuple[int, int]:
+    """Node count and depth of the tree once every alias is expanded (memoized, iterative)."""
+    sizes: dict[int, tuple[int, int]] = {}
+    active: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            active.discard(key)
+            kids = [sizes[id(child)] for child in _children(node)]
+            sizes[key] = (
+                1 + sum(size for size, _ in kids),
+                1 + max((depth for _, depth in kids), default=0),
+            )
+            continue
+        if key in sizes:
+            continue
+        if key in active:
+            raise _fail("an alias refers to a node that contains it (a recursive alias)", node)
+        active.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
+    return sizes[id(root)]
+
+
+def check_graph(root: Node) -> None:
+    """Refuse graphs whose construction or validation would be costly or unbounded."""
+    if not _walk(root):
+        return
+    distinct = len({id(n) for n in _iter_nodes(root)})
+    size, depth = _expanded(root)
+    if size > distinct + _MAX_EXTRA_NODES:
+        raise _fail(f"aliases expand the document to {size} nodes; cassettes use none", root)
+    if depth > MAX_LOAD_DEPTH:
+        raise _fail(f"aliases nest collections deeper than {MAX_LOAD_DEPTH} levels", root)
+
+
+def _iter_nodes(root: Node) -> list[Node]:
+    out, seen, stack = [], set(), [root]
+    while stack:
+        node = stack.pop()
+        if id(node) not in seen:
+            seen.add(id(node))
+            out.append(node)
+            stack.extend(_children(node))
+    return out
+
+
+def _shorten(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class CassetteLoader(_Base):
+    """The safe loader with duplicate-key, alias and depth checks (see the module doc)."""
+
+    def construct_document(self, node: Node) -> Any:
+        check_graph(node)
+        return super().construct_document(node)
+
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
+        first: dict[tuple[str, str], int] = {}
+        for key_node, _ in node.value:
+            if isinstance(key_node, ScalarNode):
+                key = (key_node.tag, key_node.value)
+                line = key_node.start_mark.line + 1
+                if key in first:
+                    shown = _shorten(key_node.value)
+                    raise yaml.constructor.ConstructorError(
+                        problem=f"duplicate key {shown!r} (first on line {first[key]}, "
+                        f"again on line {line})",
+                        problem_mark=key_node.start_mark,
+                    )
+                first[key] = line
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
+
+
+def _format_error(exc: yaml.YAMLError, path: str) -> CassetteFormatError:
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "not valid YAML"
+        if exc.context and exc.problem and "constructor" not in exc.context:
+            problem = f"{exc.context}: {exc.problem}"
+        if isinstance(exc, yaml.constructor.ConstructorError) and "tag" in problem:
+            return CassetteFormatError(
+                f"{problem.split(' in ')[0]}",
+                path=path,
+                line=mark.line + 1 if mark else None,
+                column=mark.column + 1 if mark else None,
+                hint="cassettes never use YAML tags that build objects; "
+                "this file was not written by a cassette tool, do not trust it",
+            )
+        return CassetteFormatError(
+            problem,
+            path=path,
+            line=mark.line + 1 if mark else None,
+            column=mark.column + 1 if mark else None,
+        )
+    return CassetteFormatError(f"not valid YAML: {exc}", path=path)
+
+
+def load_yaml(text: str, path: str) -> Any:
+    """Parse ``text`` safely; any YAML problem becomes a :class:`CassetteFormatError`."""
+    try:
+        return yaml.load(text, Loader=CassetteLoader)  # a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise _format_error(exc, path) from None
+    except RecursionError:  # only the pure-Python parser recurses per nesting level
+        raise CassetteFormatError(
+            f"collections nest deeper than {MAX_LOAD_DEPTH} levels", path=path
+        ) from None
+
+
+def _find(node: Node, part: str | int) -> tuple[Node, Node] | None:
+    """The (key or item node, value node) for one path step, if present."""
+    if isinstance(node, MappingNode) and isinstance(part, str):
+        for key_node, value_node in node.value:
+            if isinstance(key_node, ScalarNode) and key_node.value == part:
+                return key_node, value_node
+    if isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+        item: Node = node.value[part]
+        return item, item
+    return None
+
+
+def locate(text: str, loc: tuple[str | int, ...]) -> tuple[int, int] | None:
+    """1-based (line, column) of the deepest node of ``loc`` found in ``text``."""
+    try:
+        node = yaml.compose(text, Loader=CassetteLoader)  # composes nodes only
+    except (yaml.YAMLError, RecursionError):
+        return None
+    if node is None:
+        return None
+    mark = node.start_mark
+    for part in loc:
+        found = _find(node, part)
+        if found is None:
+            break
+        mark = found[0].start_mark
+        node = found[1]
+    return mark.line + 1, mark.column + 1

@@ -1,0 +1,253 @@
+"""``agentreplay convert``: agentreplay ⇄ vcrpy / pytest-recording cassettes.
+
+Both targets are scrubbed, and the final text is checked by the secret scan
+before anything is written. Writing agentreplay YAML goes through
+:func:`~..cassettes.io.save`; vcrpy YAML is written atomically under
+the cassette lock, each body as one unwrapped string (a literal block when YAML
+allows one), readable by vcrpy's own loader and by ours.
+
+What a target cannot hold is listed in a warning, not silently dropped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..cassettes import atomic as _files
+from ..cassettes.fields import decode_content
+from ..cassettes.io import dumps, locked, save
+from ..cassettes.model import Cassette, Interaction, RecordedResponse
+from ..redact import Scrubber, SecretLeakError
+from ..sse import SSEEncoder
+from .analysis import Source, read_source
+from .common import EXIT_FINDINGS, EXIT_OK, CLIError, Output
+from .raw_file import comment_lines, raw_document, raw_responses
+from .redact import build_scrubber, changes, leak_reason, summary
+
+__all__ = ["response_bytes", "run_convert", "vcr_text"]
+
+_NO_WRAP = 1 << 30  # PyYAML's line width: never fold a line
+
+
+def response_bytes(response: RecordedResponse) -> bytes:
+    """The body bytes a replay sends: events encoded (comments kept) plus any tail."""
+    if response.events is None:
+        return response.content()
+    encoder = SSEEncoder(comments=True)
+    body = b"".join(encoder.encode(event) for event in response.sse_events())
+    return body + (response.tail or "").encode("utf-8")
+
+
+# --- writing vcrpy ---------------------------------------------------------------------
+
+
+class _VcrDumper(yaml.SafeDumper):
+    """PyYAML's safe dumper, with multi-line strings as literal blocks where allowed."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_VcrDumper.add_representer(str, _represent_str)
+
+
+def _text_or_bytes(raw: bytes) -> str | bytes | None:
+    if not raw:
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw  # written as !!binary
+
+
+def _reason(status: int) -> str:
+    try:
+        return http.HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
+def _vcr_interaction(interaction: Interaction) -> dict[str, Any]:
+    request, response = interaction.request, interaction.response
+    return {
+        "request": {
+            "method": request.method,
+            "uri": request.url,
+            "headers": {name: [value] for name, value in request.headers.items()},
+            "body": _text_or_bytes(request.content()),
+        },
+        "response": {
+            "status": {"code": response.status, "message": _reason(response.status)},
+            "headers": {name: [value] for name, value in response.headers.items()},
+            "body": {"string": _text_or_bytes(response_bytes(response)) or ""},
+        },
+    }
+
+
+def vcr_text(cassette: Cassette) -> str:
+    """``cassette`` as vcrpy / pytest-recording YAML (no line wrapping)."""
+    document = {
+        "interactions": [_vcr_interaction(i) for i in cassette.interactions],
+        "version": 1,
+    }
+    return yaml.dump(
+        document,
+        Dumper=_VcrDumper,
+        sort_keys=False,
+        allow_unicode=True,
+        width=_NO_WRAP,
+        default_flow_style=False,
+    )
+
+
+# --- what the target cannot hold -------------------------------------------------------
+
+
+def _plural(count: int, noun: str, nouns: str | None = None) -> str:
+    return f"{count:,} {noun if count == 1 else nouns or noun + 's'}"
+
+
+def _vcr_losses(cassette: Cassette) -> list[str]:
+    out = []
+    timed = [(i, e) for i, x in enumerate(cassette.interactions) for e in x.response.events or ()]
+    timed = [(i, e) for i, e in timed if e.t is not None]
+    if timed:
+        streams = len({i for i, _ in timed})
+        out.append(
+            f"event arrival times of {_plural(len(timed), 'event')} in "
+            f"{_plural(streams, 'stream')} (vcrpy replays a body in one piece)"
+        )
+    ends = [x.response.end for x in cassette.interactions if x.response.end != "complete"]
+    if ends:
+        kinds = ", ".join(sorted(set(ends)))
+        out.append(
+            f"how {_plural(len(ends), 'stream')} ended ({kinds}): vcrpy replays the "
+            "recorded part as a complete body"
+        )
+    return out
+
+
+def _sent_differs(sent: bytes, headers: dict[str, str], response: RecordedResponse) -> bool:
+    try:
+        plain, _ = decode_content(dict(headers), sent)
+    except ValueError:
+        return True
+    return plain != response_bytes(response)
+
+
+def _raw_losses(source: Source) -> list[str]:
+    """What our format does not keep of a vcrpy or http-snapshot file."""
+    out = []
+    responses = raw_responses(source)
+    interactions = source.cassette.interactions
+    wire = [r for r in responses if {"content-length", "transfer-encoding"} & r.headers.keys()]
+    if wire:
+        out.append(
+            f"content-length / transfer-encoding headers of {_plural(len(wire), 'response')} "
+            "(the player computes its own)"
+        )
+    crlf = [
+        r for r in responses if r.sent and b"\r" in r.sent and interactions[r.index].response.events
+    ]
+    if crlf:
+        out.append(f"CR / CRLF line endings of {_plural(len(crlf), 'stream')} (replayed with LF)")
+    crlf_indexes = {r.index for r in crlf}
+    reshaped = [
+        r
+        for r in responses
+        if r.sent is not None
+        and r.index not in crlf_indexes
+        and _sent_differs(r.sent, r.headers, interactions[r.index].response)
+    ]
+    if reshaped:
+        out.append(
+            f"the exact bytes of {_plural(len(reshaped), 'body', 'bodies')} (JSON is stored parsed "
+            "and sent compactly; content-encoding decoded)"
+        )
+    out.extend(_vcr_header_losses(source))
+    return out
+
+
+def _vcr_header_losses(source: Source) -> list[str]:
+    document = raw_document(source)
+    items = document.get("interactions") if isinstance(document, dict) else document
+    repeated = phrases = 0
+    for item in items if isinstance(items, list) else ():
+        for side in ("request", "response"):
+            part = item.get(side) if isinstance(item, dict) else None
+            headers = part.get("headers") if isinstance(part, dict) else None
+            if isinstance(headers, dict):
+                repeated += sum(1 for v in headers.values() if isinstance(v, list) and len(v) > 1)
+        status = item.get("response", {}).get("status") if isinstance(item, dict) else None
+        if isinstance(status, dict) and status.get("message") != _reason(status.get("code", 0)):
+            phrases += 1
+    out = []
+    if repeated:
+        out.append(f"{_plural(repeated, 'repeated header')} (values joined with ', ')")
+    if phrases:
+        out.append(f"{_plural(phrases, 'non-standard status reason phrase')}")
+    return out
+
+
+def losses(source: Source, target: str) -> list[str]:
+    """What converting ``source`` to ``target`` cannot keep, one phrase each."""
+    out = _vcr_losses(source.cassette) if target == "vcrpy" else []
+    if target == "agentreplay":
+        out.extend(_raw_losses(source))
+        if source.format == "raw-sse":
+            out.append("a request (a bare SSE body has none: its URL was guessed from the events)")
+    if source.format in ("agentreplay", "vcrpy"):
+        count = comment_lines(source.text)
+        if count:
+            out.append(f"{_plural(count, 'YAML comment line')}")
+    return out
+
+
+# --- the command -----------------------------------------------------------------------
+
+
+def _write(target: Path, text: str, scrubbed: Cassette, to: str, scrubber: Scrubber) -> None:
+    try:
+        with locked(target):
+            if to == "agentreplay":
+                save(target, scrubbed, scrubber=scrubber)
+            else:
+                _files.atomic_write(target, text.encode("utf-8"))
+    except OSError as exc:
+        raise CLIError(target, f"cannot write it: {exc.strerror or exc}") from None
+
+
+def run_convert(args: argparse.Namespace, output: Output) -> int:
+    """``agentreplay convert PATH --to {agentreplay,vcrpy} [-o OUT]``."""
+    scrubber = build_scrubber(args)
+    output.mask = scrubber.mask
+    source = read_source(args.path)
+    scrubbed = scrubber.scrub(source.cassette)
+    text = dumps(scrubbed) if args.to == "agentreplay" else vcr_text(scrubbed)
+    target = Path(args.output) if args.output else None
+    try:
+        scrubber.check(text, target)
+    except SecretLeakError as exc:
+        output.error(CLIError(source.path, leak_reason(exc)))
+        return EXIT_FINDINGS
+    if target is None:
+        output.out.write(text)
+    else:
+        _write(target, text, scrubbed, args.to, scrubber)
+    lost = losses(source, args.to)
+    if lost:
+        output.note(f"warning: the {args.to} format cannot hold: " + "; ".join(lost))
+    scrub = changes(source.cassette, scrubbed)
+    if scrub:
+        output.note(f"scrubbed: {summary(scrub)} field(s)")
+    if target is not None:
+        count = len(scrubbed.interactions)
+        output.note(f"wrote {target}: {args.to}, {_plural(count, 'interaction')}")
+    return EXIT_OK

@@ -1,0 +1,223 @@
+"""``agentreplay diff A B``: two cassettes compared as conversations, for review.
+
+Interactions are paired by method and URL in order (an inserted call is one
+"only in B" line, not a cascade). For each pair: the request at JSON paths, the
+status and the headers that shape the API, the event sequence by type, how the
+stream ended, and the final message folded from the stream. Fields that change on
+every recording (ids, timestamps, signatures, padding, event times) are left out
+unless ``--all`` is given; values that look like secrets are masked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..jsondiff import Mask, json_diff
+from ..redact import default_scrubber
+from .analysis import View, event_label, read_source, timings, views
+from .common import EXIT_FINDINGS, EXIT_OK, Output
+
+__all__ = ["VOLATILE_KEYS", "run_diff"]
+
+VOLATILE_KEYS = frozenset(
+    {
+        "id",
+        "created",
+        "created_at",
+        "completed_at",
+        "expires_at",
+        "system_fingerprint",
+        "obfuscation",
+        "signature",
+        "encrypted_content",
+    }
+)
+"""JSON keys whose values differ on every recording (keys ending in ``_id`` too)."""
+
+
+def _volatile(key: str) -> bool:
+    return key in VOLATILE_KEYS or key.endswith("_id")
+
+
+def stable(value: Any) -> Any:
+    """``value`` without the volatile keys, at any depth."""
+    if isinstance(value, dict):
+        return {k: stable(v) for k, v in value.items() if not _volatile(str(k))}
+    if isinstance(value, list):
+        return [stable(v) for v in value]
+    return value
+
+
+def _kept_header(name: str) -> bool:
+    return name == "content-type" or name.endswith(("-version", "-beta"))
+
+
+class _Differ:
+    def __init__(self, everything: bool, limit: int, mask: Mask) -> None:
+        self.everything = everything
+        self.limit = limit
+        self.mask = mask
+
+    def _json(self, value: Any) -> Any:
+        return value if self.everything else stable(value)
+
+    def _headers(self, headers: dict[str, str]) -> dict[str, str]:
+        if self.everything:
+            return headers
+        return {k: v for k, v in headers.items() if _kept_header(k)}
+
+    def lines(self, a: Any, b: Any) -> list[str]:
+        return json_diff(a, b, limit=self.limit, mask=self.mask)
+
+    def request(self, x: View, y: View) -> list[str]:
+        def side(item: View) -> dict[str, Any]:
+            r = item.interaction.request
+            body = self._json(r.json_body) if r.json_body is not None else r.body or r.body_b64
+            return {
+                "method": r.method,
+                "url": r.url,
+                "headers": self._headers(r.headers),
+                "body": body,
+            }
+
+        return self.lines(side(x), side(y))
+
+    def response(self, x: View, y: View) -> list[str]:
+        def side(item: View) -> dict[str, Any]:
+            r = item.response
+            out: dict[str, Any] = {
+                "status": r.status,
+                "headers": self._headers(r.headers),
+                "end": r.end,
+                "streaming": item.streaming,
+            }
+            if item.final_body is None and not item.streaming:
+                out["body"] = self._json(r.json_body) if r.json_body is not None else r.body
+            return out
+
+        return self.lines(side(x), side(y))
+
+    def events(self, x: View, y: View) -> list[str]:
+        ex, ey = x.response.events or [], y.response.events or []
+        runs_x, runs_y = _runs([event_label(e) for e in ex]), _runs([event_label(e) for e in ey])
+        out = []
+        matcher = difflib.SequenceMatcher(None, runs_x, runs_y, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag != "equal":
+                out += [f"- {run}" for run in runs_x[i1:i2]] + [f"+ {run}" for run in runs_y[j1:j2]]
+        if self.everything:
+            out += self._timing(x, y)
+            data = self.lines([e.data for e in ex], [e.data for e in ey])
+            out += [f"data {line}" for line in data]
+        if out:
+            out.insert(0, f"{len(ex)} → {len(ey)} events")
+        return out
+
+    def _timing(self, x: View, y: View) -> list[str]:
+        tx, ty = timings(x.response.events or []), timings(y.response.events or [])
+        if tx == ty:
+            return []
+
+        def show(t: tuple[float, float] | None) -> str:
+            return "no times" if t is None else f"first {t[0]:.3f} s, last {t[1]:.3f} s"
+
+        return [f"timing: {show(tx)} → {show(ty)}"]
+
+    def final(self, x: View, y: View) -> list[str]:
+        if x.final_body is None and y.final_body is None:
+            return []
+        return self.lines(self._json(x.final_body), self._json(y.final_body))
+
+
+def _runs(labels: list[str]) -> list[str]:
+    out: list[list[Any]] = []
+    for label in labels:
+        if out and out[-1][0] == label:
+            out[-1][1] += 1
+        else:
+            out.append([label, 1])
+    return [label if n == 1 else f"{label} \u00d7{n}" for label, n in out]
+
+
+def _key(item: View) -> tuple[str, str]:
+    request = item.interaction.request
+    parts = urlsplit(request.url)
+    return request.method, f"{parts.scheme}://{parts.netloc}{parts.path}"
+
+
+def pairs(a: list[View], b: list[View]) -> list[tuple[View | None, View | None]]:
+    """Interactions of A and B paired by method and URL, in order."""
+    matcher = difflib.SequenceMatcher(
+        None, [_key(i) for i in a], [_key(i) for i in b], autojunk=False
+    )
+    out: list[tuple[View | None, View | None]] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag in {"equal", "replace"}:
+            paired = min(i2 - i1, j2 - j1)
+            out += [(a[i1 + k], b[j1 + k]) for k in range(paired)]
+            out += [(x, None) for x in a[i1 + paired : i2]]
+            out += [(None, y) for y in b[j1 + paired : j2]]
+        elif tag == "delete":
+            out += [(x, None) for x in a[i1:i2]]
+        else:
+            out += [(None, y) for y in b[j1:j2]]
+    return out
+
+
+def _title(x: View | None, y: View | None) -> str:
+    item = x or y
+    assert item is not None
+    request = item.interaction.request
+    what = f"{request.method} {request.url}"
+    if x is None:
+        return f"#{y.index if y else '?'} only in B: {what}"
+    if y is None:
+        return f"#{x.index} only in A: {what}"
+    number = f"#{x.index}" if x.index == y.index else f"A#{x.index} B#{y.index}"
+    return f"{number} {what}"
+
+
+def _compare(x: View | None, y: View | None, differ: _Differ) -> list[str]:
+    if x is None or y is None:
+        return [_title(x, y)]
+    sections = (
+        ("request", differ.request(x, y)),
+        ("response", differ.response(x, y)),
+        ("events", differ.events(x, y) if x.streaming or y.streaming else []),
+        ("final message", differ.final(x, y)),
+    )
+    body = [
+        line
+        for name, found in sections
+        if found
+        for line in (f"  {name}:", *(f"    {item}" for item in found))
+    ]
+    return [_title(x, y), *body] if body else []
+
+
+def run_diff(args: argparse.Namespace, output: Output) -> int:
+    """``agentreplay diff A B``."""
+    scrubber = default_scrubber()
+    output.mask = scrubber.mask
+    a, b = read_source(args.a), read_source(args.b)
+    differ = _Differ(args.all, max(1, args.limit), output.mask)
+    # Compared as they would be saved: volatile headers dropped, ids normalized.
+    left, right = (c if args.all else scrubber.scrub(c) for c in (a.cassette, b.cassette))
+    blocks = [
+        block for x, y in pairs(views(left), views(right)) if (block := _compare(x, y, differ))
+    ]
+    count_a, count_b = len(a.cassette.interactions), len(b.cassette.interactions)
+    if not blocks:
+        output.print(f"no differences ({count_a} interactions compared)")
+        return EXIT_OK
+    output.print(f"--- {a.path} ({count_a} interactions)")
+    output.print(f"+++ {b.path} ({count_b} interactions)")
+    for block in blocks:
+        output.print()
+        output.lines(block)
+    output.print()
+    output.print(f"{len(blocks)} interaction(s) differ.")
+    return EXIT_FINDINGS

@@ -1,0 +1,252 @@
+"""``agentreplay redact``: re-scrub agentreplay cassettes in place, and say what changed.
+
+The changes are listed by field path and kind (``redacted``, ``dropped``,
+``normalized``), never by value. A file is rewritten only when scrubbing changes
+it, through :func:`~..cassettes.io.save` (scrub, secret check,
+load-back check, atomic replace) under the cassette's lock.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from ..cassettes.io import CassetteFormatError, detect_format, dumps, loads, locked, save
+from ..cassettes.model import Cassette, RecordedEvent, RecordedRequest, RecordedResponse
+from ..redact import REQUEST_ID_PLACEHOLDER, Scrubber, SecretLeakError
+from .analysis import decode_source, read_bytes
+from .common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, CLIError, Output, cassette_files
+from .raw_file import comment_lines
+
+__all__ = ["Change", "build_scrubber", "changes", "leak_reason", "run_redact"]
+
+_LISTED = 30  # changes listed per file (the rest are counted)
+
+
+def build_scrubber(args: argparse.Namespace) -> Scrubber:
+    """The default scrubber plus the ``--extra-*`` names and ``--allow`` values."""
+    return Scrubber(
+        extra_headers=getattr(args, "extra_header", ()),
+        extra_query_params=getattr(args, "extra_query_param", ()),
+        extra_body_keys=getattr(args, "extra_body_key", ()),
+        allow=getattr(args, "allow", ()),
+    )
+
+
+def leak_reason(exc: SecretLeakError) -> str:
+    """A :class:`SecretLeakError` on one line: where and what kind, never the value."""
+    shown = ", ".join(f"{f.where} ({f.kind})" for f in exc.findings[:5])
+    more = f" and {len(exc.findings) - 5} more" if len(exc.findings) > 5 else ""
+    return (
+        f"{len(exc.findings)} secret(s) survived scrubbing: {shown}{more}; nothing was "
+        "written. Remove them, add a rule (--extra-header / --extra-query-param / "
+        "--extra-body-key), or --allow a known-fake value"
+    )
+
+
+# --- what scrubbing changed ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Change:
+    """One field scrubbing changed: where (a field path), how, and which parameters."""
+
+    where: str
+    action: str
+    detail: str = ""
+
+    def __str__(self) -> str:
+        detail = f" ({self.detail})" if self.detail else ""
+        return f"{self.action:<10} {self.where}{detail}"
+
+
+def _key(path: str, key: str) -> str:
+    return f"{path}.{key}" if key and all(c not in key for c in ".[] ") else f"{path}[{key!r}]"
+
+
+def _json_paths(a: Any, b: Any, path: str) -> Iterator[str]:
+    """Paths where two JSON values differ (leaves, or the first differing container)."""
+    if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+        for key in a:
+            yield from _json_paths(a[key], b[key], _key(path, str(key)))
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            yield from _json_paths(x, y, f"{path}[{i}]")
+    elif a != b or type(a) is not type(b):
+        yield path
+
+
+def _params(url: str) -> dict[str, list[str]]:
+    parts = urlsplit(url)
+    found: dict[str, list[str]] = {}
+    for where, text in (("query", parts.query), ("fragment", parts.fragment)):
+        for name, value in parse_qsl(text, keep_blank_values=True):
+            found.setdefault(f"{where} {name}", []).append(value)
+    return found
+
+
+def _url_detail(a: str, b: str) -> str:
+    before, after = _params(a), _params(b)
+    names = [name for name in before if before[name] != after.get(name)]
+    if urlsplit(a).netloc != urlsplit(b).netloc:
+        names.insert(0, "userinfo")
+    return ", ".join(names)
+
+
+def _header_changes(a: dict[str, str], b: dict[str, str], path: str) -> Iterator[Change]:
+    for name, value in a.items():
+        where = _key(f"{path}.headers", name)
+        if name not in b:
+            yield Change(where, "dropped")
+        elif b[name] != value:
+            normalized = b[name] == REQUEST_ID_PLACEHOLDER
+            yield Change(where, "normalized" if normalized else "redacted")
+
+
+def _body_changes(
+    a: RecordedRequest | RecordedResponse, b: RecordedRequest | RecordedResponse, path: str
+) -> Iterator[Change]:
+    if a.json_body != b.json_body:
+        for where in _json_paths(a.json_body, b.json_body, f"{path}.json"):
+            yield Change(where, "redacted")
+    if a.body != b.body:
+        yield Change(f"{path}.body", "redacted")
+
+
+def _event_changes(a: list[RecordedEvent], b: list[RecordedEvent], path: str) -> Iterator[Change]:
+    for n, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x.data != y.data:
+            yield Change(f"{path}.events[{n}].data", "redacted")
+
+
+def changes(before: Cassette, after: Cassette) -> list[Change]:
+    """Every field that differs between a cassette and its scrubbed copy."""
+    out: list[Change] = []
+    for i, (x, y) in enumerate(zip(before.interactions, after.interactions, strict=True)):
+        req, resp = f"interactions[{i}].request", f"interactions[{i}].response"
+        if x.request.url != y.request.url:
+            detail = _url_detail(x.request.url, y.request.url)
+            out.append(Change(f"{req}.url", "redacted", detail))
+        out.extend(_header_changes(x.request.headers, y.request.headers, req))
+        out.extend(_body_changes(x.request, y.request, req))
+        out.extend(_header_changes(x.response.headers, y.response.headers, resp))
+        out.extend(_body_changes(x.response, y.response, resp))
+        out.extend(_event_changes(x.response.events or [], y.response.events or [], resp))
+    return out
+
+
+def summary(found: list[Change]) -> str:
+    """``3 redacted, 2 dropped`` (in the order first seen)."""
+    counts = Counter(change.action for change in found)
+    return ", ".join(f"{n} {action}" for action, n in counts.items())
+
+
+# --- the command -----------------------------------------------------------------------
+
+
+@dataclass
+class _Outcome:
+    status: str  # "clean", "rewritten", "would rewrite", "leak", "skipped"
+    found: list[Change]
+
+
+def _redact_file(path: Path, scrubber: Scrubber, check: bool, output: Output) -> _Outcome:
+    with locked(path):
+        raw = read_bytes(path)
+        try:
+            cassette = loads(raw, path=str(path))
+        except CassetteFormatError as exc:
+            raise CLIError(None, str(exc)) from None
+        scrubbed = scrubber.scrub(cassette)
+        found = changes(cassette, scrubbed)
+        try:
+            scrubber.check(dumps(scrubbed), path)
+        except SecretLeakError as exc:
+            output.error(CLIError(path, leak_reason(exc)))
+            return _Outcome("leak", found)
+        if not found:
+            return _Outcome("clean", found)
+        if check:
+            return _Outcome("would rewrite", found)
+        lost = comment_lines(decode_source(raw))
+        save(path, scrubbed, scrubber=scrubber)
+        if lost:
+            output.note(f"warning: {path}: {lost} YAML comment line(s) were not kept")
+        return _Outcome("rewritten", found)
+
+
+def _foreign(path: Path) -> str | None:
+    """The format of a file that is not an agentreplay cassette, else ``None``."""
+    fmt = detect_format(read_bytes(path)[:65536])
+    return None if fmt == "agentreplay" else fmt
+
+
+def _refusal(path: Path, fmt: str) -> CLIError:
+    if fmt != "vcrpy":
+        new = path.with_name(path.name.split(".")[0] + ".yaml")
+        return CLIError(
+            path,
+            f"is a {fmt} file; redact rewrites agentreplay cassettes only. Convert it "
+            f"first: 'agentreplay convert {path} --to agentreplay -o {new}'",
+        )
+    return CLIError(
+        path,
+        f"is a vcrpy cassette; redact rewrites agentreplay cassettes only. Scrub it and "
+        f"keep its format with 'agentreplay convert {path} --to vcrpy -o {path}', or "
+        f"switch it over with 'agentreplay convert {path} --to agentreplay -o {path}'",
+    )
+
+
+def _report(path: Path, outcome: _Outcome, output: Output) -> None:
+    if outcome.status == "clean":
+        output.print(f"{path}: clean")
+        return
+    if outcome.status == "leak":
+        return
+    output.print(f"{path}: {outcome.status}: {summary(outcome.found)}")
+    output.lines(f"  {change}" for change in outcome.found[:_LISTED])
+    if len(outcome.found) > _LISTED:
+        output.print(f"  … and {len(outcome.found) - _LISTED} more")
+
+
+def run_redact(args: argparse.Namespace, output: Output) -> int:
+    """``agentreplay redact PATH... [--check]``."""
+    scrubber = build_scrubber(args)
+    output.mask = scrubber.mask
+    named = {Path(p) for p in args.paths if not Path(p).is_dir()}
+    statuses: Counter[str] = Counter()
+    for path in cassette_files(args.paths):
+        try:
+            status = _one(path, path in named, scrubber, args.check, output)
+        except CLIError as exc:
+            output.error(exc)
+            status = "error"
+        statuses[status] += 1
+    output.print(_totals(statuses))
+    if statuses["error"]:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if statuses["leak"] or statuses["would rewrite"] else EXIT_OK
+
+
+def _one(path: Path, named: bool, scrubber: Scrubber, check: bool, output: Output) -> str:
+    fmt = _foreign(path)
+    if fmt is not None:
+        if named:
+            raise _refusal(path, fmt)
+        output.note(f"{path}: skipped ({fmt} format; see 'agentreplay convert')")
+        return "skipped"
+    outcome = _redact_file(path, scrubber, check, output)
+    _report(path, outcome, output)
+    return outcome.status
+
+
+def _totals(statuses: Counter[str]) -> str:
+    total = sum(statuses.values())
+    parts = [f"{n} {status}" for status, n in sorted(statuses.items())]
+    leak = " (secrets stopped a write: see above)" if statuses["leak"] else ""
+    return f"{total} file(s): {', '.join(parts) or 'none'}{leak}"

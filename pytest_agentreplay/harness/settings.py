@@ -1,0 +1,155 @@
+"""Per-test settings: the command line over the marker, the marker over the
+``agentreplay_config`` fixture, that over the ini file.
+
+Marker arguments (and the fixture's keys, which are the same) are validated when
+the test is set up, with a ``UsageError`` that names the test and the bad
+keyword, so a typo never silently falls back to a default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .options import RECORD_MODES
+
+if TYPE_CHECKING:
+    from ..hooks import AgentReplaySettings
+
+__all__ = ["MARKER_KEYS", "Settings", "resolve"]
+
+MARKER_KEYS = frozenset(
+    {
+        "cassette",
+        "record_mode",
+        "match_on",
+        "allow_hosts",
+        "strict",
+        "block_loopback",
+        "allow_incomplete",
+        "pace",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the plugin does for one test."""
+
+    record_mode: str = "none"
+    cassette: str | None = None
+    match_on: tuple[str, ...] | None = None
+    allow_hosts: tuple[str, ...] = ()
+    strict: bool = False
+    block_loopback: bool = False
+    allow_incomplete: bool = False
+    pace: float | None = None
+
+
+def _check_keys(keys: Iterable[str], item: pytest.Item, what: str) -> None:
+    unknown = ", ".join(sorted(set(keys) - MARKER_KEYS))
+    if unknown:
+        known = ", ".join(sorted(MARKER_KEYS))
+        raise pytest.UsageError(f"{item.nodeid}: unknown {what} {unknown}; known: {known}")
+
+
+def _marker_kwargs(item: pytest.Item, defaults: dict[str, Any]) -> dict[str, Any]:
+    """The ``agentreplay_config`` fixture's keys, overridden by the markers' keywords."""
+    _check_keys(defaults, item, "agentreplay_config key(s)")
+    merged: dict[str, Any] = dict(defaults)
+    # Closest marker wins: iter_markers yields the function's first, then class, module.
+    for marker in reversed(list(item.iter_markers("agentreplay"))):
+        if marker.args:
+            raise pytest.UsageError(
+                f"{item.nodeid}: @pytest.mark.agentreplay takes keyword arguments only "
+                f"({', '.join(sorted(MARKER_KEYS))}), got positional {marker.args!r}"
+            )
+        _check_keys(marker.kwargs, item, "@pytest.mark.agentreplay argument(s)")
+        # ``record_mode=None`` (the documented default) means "not set here": it must not
+        # hide the value of a class or module marker or of agentreplay_config.
+        merged.update((k, v) for k, v in marker.kwargs.items() if v is not None)
+    return merged
+
+
+def _hosts(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, Iterable) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise pytest.UsageError(
+        f"{where}: allow_hosts must be a host or a list of hosts, got {value!r}"
+    )
+
+
+def resolve(item: pytest.Item, defaults: dict[str, Any] | None = None) -> Settings:
+    """The settings of ``item``: CLI > marker > ``defaults`` (the ``agentreplay_config``
+    fixture) > ini > built-in defaults."""
+    config = item.config
+    marker = _marker_kwargs(item, defaults or {})
+    mode = (
+        config.getoption("agentreplay_record_mode")
+        or marker.get("record_mode")
+        or config.getini("agentreplay_record_mode")
+        or "none"
+    )
+    if mode not in RECORD_MODES:
+        raise pytest.UsageError(
+            f"{item.nodeid}: record_mode {mode!r} is not one of {', '.join(RECORD_MODES)}"
+        )
+    hosts = (
+        *config.getini("agentreplay_allow_hosts"),
+        *_hosts(marker.get("allow_hosts", ()), item.nodeid),
+    )
+    strict = config.getoption("agentreplay_strict") or bool(marker.get("strict", False))
+    block_loopback = bool(marker.get("block_loopback", config.getini("agentreplay_block_loopback")))
+    return Settings(
+        record_mode=mode,
+        cassette=_optional_str(marker.get("cassette"), "cassette", item.nodeid),
+        match_on=_match_on(marker.get("match_on"), item.nodeid),
+        allow_hosts=hosts,
+        strict=strict,
+        block_loopback=block_loopback,
+        allow_incomplete=bool(marker.get("allow_incomplete", False)),
+        pace=_pace(marker.get("pace"), item.nodeid),
+    )
+
+
+def _optional_str(value: Any, name: str, where: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if hasattr(value, "__fspath__"):
+        return str(value)
+    raise pytest.UsageError(f"{where}: {name} must be a path string, got {value!r}")
+
+
+def _match_on(value: Any, where: str) -> tuple[Any, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise pytest.UsageError(
+            f"{where}: match_on must be a list of matcher names or callables, got {value!r}"
+        )
+    return tuple(value)
+
+
+def _pace(value: Any, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise pytest.UsageError(
+            f"{where}: pace must be a number >= 0 (1.0 replays at the recorded speed), "
+            f"got {value!r}"
+        )
+    return float(value)
+
+
+def match_on_for(settings: Settings, session: AgentReplaySettings) -> tuple[Any, ...] | None:
+    """The test's ``match_on`` with names of custom matchers (from the configure hook)
+    replaced by the matchers themselves."""
+    names = settings.match_on or session.match_on
+    if names is None:
+        return None
+    return tuple(session.matchers.get(n, n) if isinstance(n, str) else n for n in names)

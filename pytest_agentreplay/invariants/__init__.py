@@ -1,0 +1,188 @@
+"""Invariants an agent runtime must keep, as assertions over run logs.
+
+Each ``assert_*`` raises :class:`InvariantViolation` (an ``AssertionError``) whose
+message names the first offending step and shows a short diff of what was
+expected against what the log holds. All but :func:`assert_stream_parity` (which
+runs your agent) and :func:`assert_no_live_calls` (which reads the egress
+ledger) are pure functions of a :class:`~..runlog.RunLog`.
+
+=========================================  ==================================================
+``assert_stream_parity``                   JSON and SSE (under many chunkings) give equal logs
+``assert_single_terminal_step``            every started step ends exactly once; retries start
+                                           fresh step ids at the same index
+``assert_no_live_calls``                   nothing reached the network; replay answered every
+                                           call from the recording
+``assert_retries_resend_identical_input``  a retried model call sends the same request body
+``assert_every_tool_call_answered``        every tool call gets exactly one result
+``assert_dangling_intent_reissued``        a write-ahead intent left by a crash is re-issued
+                                           once on resume and completes once
+``assert_terminal_error_turn``             a failed turn is saved as an error turn, after any
+                                           partial text, with no success event
+``assert_no_partial_content_saved``        text of an abandoned (retried) step never reaches
+                                           the saved context
+=========================================  ==================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..runlog import RunLog
+from .parity import DEFAULT_CHUNKINGS, ParityRun, compare_runs, parity_async, parity_sync
+from .report import InvariantViolation
+from .steps import (
+    check_no_partial_content_saved,
+    check_retries_resend_identical_input,
+    check_single_terminal_step,
+)
+from .turns import (
+    check_dangling_intent_reissued,
+    check_every_tool_call_answered,
+    check_no_live_calls,
+    check_terminal_error_turn,
+)
+
+__all__ = [
+    "DEFAULT_CHUNKINGS",
+    "InvariantViolation",
+    "ParityRun",
+    "assert_dangling_intent_reissued",
+    "assert_every_tool_call_answered",
+    "assert_no_live_calls",
+    "assert_no_partial_content_saved",
+    "assert_retries_resend_identical_input",
+    "assert_single_terminal_step",
+    "assert_stream_parity",
+    "assert_stream_parity_async",
+    "assert_terminal_error_turn",
+]
+
+
+def assert_stream_parity(
+    run: Callable[[bool], Any],
+    *,
+    script: Sequence[Any] | None = None,
+    cassette: Any = None,
+    chunkings: Sequence[Any] = DEFAULT_CHUNKINGS,
+    respond: Any = None,
+    seed: str = "agentreplay",
+) -> list[ParityRun]:
+    """Run ``run(stream)`` once per way of delivering the same response and require
+    equal results.
+
+    The response comes from a fresh :class:`~..fakes.FakeModel` serving ``script``
+    (and ``respond``) for every run, or from a recorded ``cassette`` (a path, the
+    ``agentreplay`` handle, or interactions): a recorded stream is replayed as
+    recorded, and its non-streaming twin is the stream folded by the provider codec.
+    ``run(True)`` is called once per chunking in ``chunkings`` (``"event"``,
+    ``"whole"``, ``"lines"``, a byte size, a chunker), ``run(False)`` once.
+
+    ``run`` (sync or async) returns a :class:`~..runlog.RunLog` — its model calls are
+    taken from the fake when it watches nothing — or any persisted state (compared
+    normalized, with the model calls compared too). Streamed runs must give equal
+    logs; the non-streaming run must give an equal log except for how the response
+    arrived (``normalized(transport=False)``: no deltas, stream flags or event
+    counts). Returns the runs, the first being the reference (``sse/event``).
+    """
+    runs = parity_sync(
+        run, script=script, cassette=cassette, chunkings=chunkings, respond=respond, seed=seed
+    )
+    compare_runs(runs)
+    return runs
+
+
+async def assert_stream_parity_async(
+    run: Callable[[bool], Any],
+    *,
+    script: Sequence[Any] | None = None,
+    cassette: Any = None,
+    chunkings: Sequence[Any] = DEFAULT_CHUNKINGS,
+    respond: Any = None,
+    seed: str = "agentreplay",
+) -> list[ParityRun]:
+    """:func:`assert_stream_parity` for async tests: ``run`` is awaited in the test's
+    own event loop."""
+    runs = await parity_async(
+        run, script=script, cassette=cassette, chunkings=chunkings, respond=respond, seed=seed
+    )
+    compare_runs(runs)
+    return runs
+
+
+def assert_single_terminal_step(log: RunLog) -> None:
+    """Every started model step ends with exactly one terminal event
+    (``step_completed``) whose id, index, turn and session match its start, no
+    earlier than it started; a step that ended ``retrying`` is followed (if by
+    anything in its turn) by a fresh step id at the same step index, and any other
+    next step in the turn has a higher index. An interrupt therefore yields exactly
+    one terminal step for the step that was running. A step still running when the
+    process died (a ``resumed()`` entry follows its start) has no terminal event.
+    """
+    check_single_terminal_step(log.frozen())
+
+
+def assert_retries_resend_identical_input(
+    log: RunLog, *, ignore: Sequence[str] = (), min_retries: int = 1
+) -> None:
+    """Every retried model call sends exactly the request body of the try it repeats
+    (top-level keys in ``ignore`` aside): no partial answer appended, no option
+    changed. Retries are found by steps (a step that ended ``retrying`` and the next
+    step of its turn, matched to model calls in order) or, when the log has no steps
+    lined up with its calls, by calls (a call after a call that did not complete).
+    At least ``min_retries`` retries must be found.
+    """
+    check_retries_resend_identical_input(log.frozen(), ignore=ignore, min_retries=min_retries)
+
+
+def assert_no_partial_content_saved(log: RunLog) -> None:
+    """No text of an abandoned attempt reaches the saved context after a retry.
+
+    For every step that ended ``retrying``: no saved message carries its step id,
+    and no assistant message saved after it contains its partial text (the text of
+    its terminal event, else its deltas, else what its model call delivered) other
+    than as part of the text the retry recovered. Requests sent to the model after a
+    broken call must not carry the partial text it delivered either.
+    """
+    check_no_partial_content_saved(log.frozen())
+
+
+def assert_every_tool_call_answered(log: RunLog) -> None:
+    """Every tool call the agent logged gets exactly one result (``completed``,
+    ``failed`` or ``interrupted``), no result answers an unknown call, and every
+    request sent to the model answers each tool call in its history (a tool call
+    left unanswered in the saved context makes the next request fail on a real
+    provider)."""
+    check_every_tool_call_answered(log.frozen())
+
+
+def assert_terminal_error_turn(
+    log: RunLog, *, turn_id: Any = None, error_kind: str | None = None
+) -> None:
+    """A failed turn (``turn_id``, default the last turn of the log) is saved as a
+    terminal error turn: exactly one assistant message of kind ``error``, saved after
+    any partial text and followed by no other message of the turn; the turn has no
+    success event (``turn_ended`` with outcome ``completed``); and, with
+    ``error_kind``, the last error reported in the turn has that kind."""
+    check_terminal_error_turn(log.frozen(), turn_id=turn_id, error_kind=error_kind)
+
+
+def assert_dangling_intent_reissued(log: RunLog, *, key: Any = None) -> None:
+    """A write-ahead intent left without completion when the run broke (before the
+    first ``resumed()`` in the log) is re-issued exactly once after the resume and
+    completed exactly once, after its re-issue; intents completed before the resume
+    are not re-issued. ``key`` checks that one intent only (it must be dangling)."""
+    check_dangling_intent_reissued(log.frozen(), key=key)
+
+
+def assert_no_live_calls(source: Any = None, *, all_played: bool = False) -> None:
+    """Nothing reached the network, and every call was answered by a fake or from the
+    recording.
+
+    ``source`` is the ``agentreplay`` handle (its calls must all be answered from the
+    cassette), a :class:`~..runlog.RunLog` built from it, an interception
+    :class:`~..transport.router.Router`, or nothing: the active test's router. Requests the
+    guard blocked count too — an agent that swallows the error would otherwise pass.
+    With ``all_played``, every recorded interaction must also have been played.
+    """
+    check_no_live_calls(source, all_played=all_played)

@@ -1,0 +1,348 @@
+"""Secret scrubbing: nothing secret ever reaches a cassette.
+
+Users commit cassettes to public repositories, so every write path runs two
+independent defences:
+
+1. :meth:`Scrubber.scrub` removes what is *known* to be secret or volatile, by
+   name: credential headers (``Bearer sk-...`` → ``Bearer REDACTED``, the scheme
+   is kept), organisation/workspace ids, cookies; query, fragment and form
+   parameters such as ``key=`` or a SAS ``sig=``; JSON keys such as ``api_key``
+   or ``client_secret`` at any depth — in request and response bodies and inside
+   SSE ``data:`` (only the events that change are re-serialised, compactly; all
+   others keep their exact bytes). Volatile headers (``date``, ``user-agent``,
+   ``x-stainless-*``, rate-limit resets, ...) are dropped and the request ids the
+   SDKs read are set to a stable placeholder, so re-recordings diff cleanly.
+   Custom scrubbers run after the defaults.
+2. :meth:`Scrubber.check` scans the final serialised text for what *looks*
+   secret: known key shapes (``sk-ant-...``, ``sk-...``, ``AIza...``, JWTs, ...)
+   and the exact values — plain, URL-encoded and base64, so Basic auth is
+   caught — of the API-key environment variables in use. Anything found aborts
+   the write with :class:`SecretLeakError`, which names where and what kind,
+   never the value.
+
+The tables of names live in :mod:`.rules` and are re-exported here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..cassettes.records import Request
+from ..errors import AgentReplayError
+from .rules import (
+    AUTH_SCHEMES,
+    DROPPED_HEADER_PREFIXES,
+    DROPPED_HEADERS,
+    ENV_SUFFIXES,
+    NORMALIZED_HEADERS,
+    REQUEST_ID_PLACEHOLDER,
+    SCHEME_HEADERS,
+    SECRET_BODY_KEYS,
+    SECRET_HEADER_SUFFIXES,
+    SECRET_HEADERS,
+    SECRET_QUERY_PARAMS,
+    Rules,
+)
+
+if TYPE_CHECKING:  # pydantic: replay scrubs its plain records without loading the model
+    from ..cassettes.model import (
+        Cassette,
+        Interaction,
+        RecordedEvent,
+        RecordedRequest,
+        RecordedResponse,
+    )
+    from .scan import EnvNeedles, Hit
+
+_Request = TypeVar("_Request", "RecordedRequest", Request)
+
+__all__ = [
+    "AUTH_SCHEMES",
+    "DROPPED_HEADERS",
+    "DROPPED_HEADER_PREFIXES",
+    "ENV_SUFFIXES",
+    "NORMALIZED_HEADERS",
+    "REQUEST_ID_PLACEHOLDER",
+    "SCHEME_HEADERS",
+    "SECRET_BODY_KEYS",
+    "SECRET_HEADERS",
+    "SECRET_HEADER_SUFFIXES",
+    "SECRET_QUERY_PARAMS",
+    "CustomScrubber",
+    "Finding",
+    "Scrubber",
+    "SecretLeakError",
+    "default_scrubber",
+]
+
+CustomScrubber = Callable[["Interaction"], "Interaction"]
+"""A user scrubber: takes an interaction, returns the scrubbed one (it may be modified in
+place and returned: it always receives a private copy)."""
+
+_MAX_LISTED = 20
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One secret that survived scrubbing: *where* (a field path such as
+    ``interactions[2].request.headers.x-foo``, else ``line N``) and *what kind*
+    (``anthropic-key``, ``env:OPENAI_API_KEY (base64)``, ...). Never the value."""
+
+    where: str
+    kind: str
+
+
+class SecretLeakError(AgentReplayError):
+    """A write was refused because the text still holds a secret.
+
+    ``path`` is the file that was not written (``None`` when checking text that is
+    not headed for a file) and ``findings`` say where and what kind; neither the
+    message nor the attributes contain the secret itself.
+    """
+
+    def __init__(self, path: Path | None, findings: list[Finding]) -> None:
+        self.path = path
+        self.findings = findings
+        super().__init__(_leak_message(path, findings))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keep the attributes when pickled (xdist ships errors between processes).
+        return (type(self), (self.path, self.findings))
+
+
+def _leak_message(path: Path | None, findings: list[Finding]) -> str:
+    target = f"refusing to write {path}" if path is not None else "secret check failed"
+    lines = [f"  {f.where}: {f.kind}" for f in findings[:_MAX_LISTED]]
+    if len(findings) > _MAX_LISTED:
+        lines.append(f"  ... and {len(findings) - _MAX_LISTED} more")
+    return "\n".join(
+        [
+            f"{target}: {len(findings)} secret(s) survived scrubbing:",
+            *lines,
+            "Nothing was written; an existing cassette is unchanged. Scrub the field with "
+            "Scrubber(extra_headers=..., extra_query_params=..., extra_body_keys=...) or a "
+            "custom scrubber registered in the pytest_agentreplay_configure hook; for a "
+            "known-fake value, pass it in Scrubber(allow=[...]).",
+        ]
+    )
+
+
+class Scrubber:
+    """Removes secrets and volatile noise from interactions, and checks the result.
+
+    ``extra_headers`` / ``extra_query_params`` / ``extra_body_keys`` add names to the
+    defaults (``SECRET_HEADERS``, ``SECRET_QUERY_PARAMS``, ``SECRET_BODY_KEYS``);
+    ``custom`` scrubbers run after the defaults, in order; ``env`` is where API-key
+    variables are read for the backstop (``os.environ``, read at each check, when
+    ``None``); ``allow`` lists exact strings the backstop accepts (a known fake key).
+    """
+
+    def __init__(
+        self,
+        *,
+        extra_headers: Iterable[str] = (),
+        extra_query_params: Iterable[str] = (),
+        extra_body_keys: Iterable[str] = (),
+        custom: Sequence[CustomScrubber] = (),
+        env: Mapping[str, str] | None = None,
+        placeholder: str = "REDACTED",
+        allow: Iterable[str] = (),
+    ) -> None:
+        if not placeholder:
+            raise ValueError("placeholder must be a non-empty string")
+        self.placeholder = placeholder
+        self.custom = tuple(custom)
+        self._rules = Rules.build(
+            placeholder=placeholder,
+            extra_headers=tuple(extra_headers),
+            extra_query_params=tuple(extra_query_params),
+            extra_body_keys=tuple(extra_body_keys),
+        )
+        self._allow = frozenset(allow)
+        self._env_source = env
+        self._env: EnvNeedles | None = None  # the backstop's, built on first use
+        self._data_filter = _data_filter(self._rules.body_keys)
+
+    def __repr__(self) -> str:
+        return f"Scrubber(placeholder={self.placeholder!r}, custom={len(self.custom)})"
+
+    # -- scrubbing -----------------------------------------------------------------------
+
+    def scrub(self, cassette: Cassette) -> Cassette:
+        """A scrubbed copy of ``cassette`` (the input is never modified). Idempotent.
+        Parts that needed no scrubbing (JSON bodies, events) are shared with the input."""
+        return cassette.model_copy(
+            update={"interactions": [self.scrub_interaction(i) for i in cassette.interactions]}
+        )
+
+    def scrub_interaction(self, i: Interaction) -> Interaction:
+        """One interaction scrubbed by the defaults, then by each custom scrubber."""
+        scrubbed = i.model_copy(
+            update={
+                "request": self._request(i.request),
+                "response": self._response(i.response),
+            }
+        )
+        return self._run_custom(scrubbed)
+
+    def scrub_request(self, r: _Request) -> _Request:
+        """A request scrubbed exactly as when it is stored, so that a live request can be
+        matched against recorded ones. Custom scrubbers see it with an empty 200 response
+        (always the model: replay makes plain records only when there are none)."""
+        request = self._request(r)
+        if not self.custom:
+            return request
+        if isinstance(request, Request):
+            raise TypeError("custom scrubbers are given the model, not replay's plain records")
+        from ..cassettes.model import Interaction, RecordedResponse  # noqa: PLC0415 - see imports
+
+        stub = Interaction(request=request, response=RecordedResponse(status=200))
+        return self._run_custom(stub).request
+
+    def _run_custom(self, interaction: Interaction) -> Interaction:
+        if not self.custom:
+            return interaction
+        from ..cassettes.model import Interaction  # noqa: PLC0415 - see the imports
+
+        current = interaction.model_copy(deep=True)
+        for scrubber in self.custom:
+            result = scrubber(current)
+            if not isinstance(result, Interaction):
+                raise TypeError(
+                    f"custom scrubber {_name(scrubber)} returned {type(result).__name__}; "
+                    "it must return the (scrubbed) Interaction it was given"
+                )
+            current = result
+        return current
+
+    def _request(self, r: _Request) -> _Request:
+        rules = self._rules
+        changes: dict[str, Any] = {
+            "headers": rules.headers(r.headers),
+            "url": rules.url(r.url),
+            "json_body": rules.json_value(r.json_body),
+        }
+        if r.body is not None:
+            changes["body"] = rules.body_text(r.body, _content_type(r.headers))
+        return r.model_copy(update=_changed(r, changes))
+
+    def _response(self, r: RecordedResponse) -> RecordedResponse:
+        rules = self._rules
+        changes: dict[str, Any] = {
+            "headers": rules.headers(r.headers),
+            "json_body": rules.json_value(r.json_body),
+        }
+        if r.body is not None:
+            changes["body"] = rules.body_text(r.body, _content_type(r.headers))
+        if r.events is not None:
+            changes["events"] = [self._event(e) for e in r.events]
+        return r.model_copy(update=_changed(r, changes))
+
+    def _event(self, event: RecordedEvent) -> RecordedEvent:
+        """An event whose JSON data held a secret, re-serialised compactly; every other
+        event is returned as is (same object, same bytes)."""
+        data = event.data
+        if not self._data_filter(data):
+            return event
+        scrubbed = self._rules.json_text(data)
+        return event if scrubbed == data else event.model_copy(update={"data": scrubbed})
+
+    # -- the backstop --------------------------------------------------------------------
+
+    def _hits(self, text: str) -> list[Hit]:
+        # The backstop's patterns (``_secret_scan``) load when text is first checked or
+        # masked: a replay that writes nothing and reports nothing never needs them.
+        from .scan import EnvNeedles, find  # noqa: PLC0415 - see above
+
+        if self._env is None:
+            self._env = EnvNeedles(self._env_source, ignore=(self.placeholder,))
+        return find(text, self._env, self._allow)
+
+    def scan(self, text: str) -> list[Finding]:
+        """Every secret-looking string in ``text``, located (field path in a YAML or JSON
+        document, else line number) and classified; in order, without duplicates."""
+        hits = self._hits(text)
+        if not hits:
+            return []
+        from .scan import locate  # noqa: PLC0415 - see _hits
+
+        places = locate(text, [h.start for h in hits])
+        unique = dict.fromkeys(zip(places, (h.kind for h in hits), strict=True))
+        # A path is built from mapping keys, which could hold a secret too: mask it.
+        masked = {where: self.mask(where) for where in dict.fromkeys(places)}
+        return list(dict.fromkeys(Finding(masked[where], kind) for where, kind in unique))
+
+    def check(self, text: str, path: Path | None = None) -> None:
+        """Raise :class:`SecretLeakError` if ``text`` (the final serialised cassette) still
+        holds a secret; ``path`` is the file the text was headed for."""
+        findings = self.scan(text)
+        if findings:
+            raise SecretLeakError(Path(path) if path is not None else None, findings)
+
+    def mask(self, text: str) -> str:
+        """``text`` with every secret-looking string replaced by the placeholder — for
+        error messages, diffs, reprs and failure reports.
+
+        URLs in the text first get the scrubbing a cassette's URLs get (``?key=``,
+        ``sig=``, ``#access_token=``, a userinfo password): a message must not show a
+        credential that the cassette itself would never hold, even one of no known
+        shape. Then everything the backstop would find is replaced.
+        """
+        if "://" in text:
+            text = _URL_IN_TEXT.sub(lambda m: self._rules.url(m.group(0)), text)
+        from .scan import merge_spans  # noqa: PLC0415 - see _hits
+
+        spans = merge_spans(self._hits(text))
+        if not spans:
+            return text
+        out, last = [], 0
+        for start, end in spans:
+            out += [text[last:start], self.placeholder]
+            last = end
+        out.append(text[last:])
+        return "".join(out)
+
+
+def default_scrubber() -> Scrubber:
+    """The scrubber every write path uses unless configured otherwise."""
+    return Scrubber()
+
+
+def _name(func: object) -> str:
+    return getattr(func, "__qualname__", None) or repr(func)
+
+
+def _content_type(headers: Mapping[str, str]) -> str:
+    for name, value in headers.items():
+        if name.lower() == "content-type":
+            return value
+    return ""
+
+
+def _changed(model: Any, changes: dict[str, Any]) -> dict[str, Any]:
+    """The fields that differ from ``model`` (an event list is always a new list)."""
+    return {k: v for k, v in changes.items() if k == "events" or v is not getattr(model, k)}
+
+
+_URL_WITH_PARAMS = re.compile(r'://[^"\s]*[?#@]')
+_URL_IN_TEXT = re.compile(r"""[A-Za-z][A-Za-z0-9+.-]*://[^\s'"<>`]*[^\s'"<>`.,;:!?)\]]""")
+"""A URL inside a message or repr: up to whitespace or the quote that closes it, less
+the punctuation that ends the sentence around it."""
+
+
+def _data_filter(body_keys: frozenset[str]) -> Callable[[str], bool]:
+    """A fast pre-check on SSE data (a stream can have 100,000 events): only data that may
+    hold a secret key (in any spelling), a URL with parameters or userinfo, or an escaped
+    key character is parsed as JSON; everything else is left alone unparsed."""
+    keys = re.compile("|".join(map(re.escape, sorted(body_keys, key=len, reverse=True))))
+
+    def may_hold_secret(data: str) -> bool:
+        if "\\u00" in data or ("://" in data and _URL_WITH_PARAMS.search(data)):
+            return True
+        return keys.search(data.lower().replace("_", "").replace("-", "")) is not None
+
+    return may_hold_secret

@@ -1,0 +1,379 @@
+"""The backstop: find key-shaped strings and the values of API-key environment variables.
+
+:func:`find` returns raw hits (offsets and a kind, the secret itself stays out of
+every result); :func:`locate` turns an offset in a YAML (or JSON) document into
+the field path of the scalar holding it, by composing the node tree — never by
+constructing objects, so hostile text cannot run code or expand aliases.
+
+False positives matter as much as misses: a backstop that fires on real data gets
+switched off. Each shape therefore starts at a token boundary (the character
+before it is not ``[A-Za-z0-9_-]``, or a JSON/YAML escape such as ``\\n``) and has
+a minimum length and charset; ``sk-...`` must contain a digit. The real corpus
+has ``encrypted_content`` reasoning blobs (URL-safe base64) holding fragments
+like ``Osk-z0QB...`` and ``cHf_3p3...``: the boundary rule is what rejects them
+(in standard base64 ``-`` never occurs, so ``sk-`` cannot appear at all).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import bisect
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, quote_plus
+
+from .rules import ENV_SUFFIXES
+
+if TYPE_CHECKING:
+    import yaml
+
+__all__ = ["ENV_SUFFIXES", "KEY_SHAPES", "EnvNeedles", "Hit", "find", "locate", "merge_spans"]
+
+
+_MIN_ENV_LEN = 8
+_KEYCHAR_STR = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+_KEYCHARS = frozenset(_KEYCHAR_STR)
+_ESCAPES = frozenset({"\\n", "\\t", "\\r", "\\b", "\\f", "\\/", "\\\\"})
+_URL_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+
+
+@dataclass(frozen=True, order=True)
+class Hit:
+    """A secret found at ``text[start:end]`` (the value is never kept)."""
+
+    start: int
+    end: int
+    kind: str
+
+
+def _has_digit(token: str) -> bool:
+    return any(c.isdigit() for c in token)
+
+
+def _not_word_like(token: str) -> bool:
+    """``Bearer YOUR_API_KEY_HERE`` in documentation is not a token; random ones are."""
+    return not (re.fullmatch(r"[A-Z_.-]+", token) or re.fullmatch(r"[a-z_.-]+", token))
+
+
+def _basic_credentials(token: str) -> bool:
+    """A ``Basic`` token that decodes to ``user:password``."""
+    try:
+        raw = base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return b":" in raw and raw.isascii() and raw.decode("ascii").isprintable()
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """A key shape: ``pattern`` (group 1, if any, is the secret part), an optional
+    ``accept`` test on it, and ``lead``: characters one of which must come just before
+    the match. Patterns start with a literal because ``re`` then scans fast (a leading
+    character class is ten times slower), so ``[Bb]earer`` is written as ``earer``
+    with ``lead="Bb"``."""
+
+    kind: str
+    pattern: re.Pattern[str]
+    accept: Callable[[str], bool] | None = None
+    boundary: bool = True
+    lead: str = ""
+
+
+def _shape(
+    kind: str,
+    regex: str,
+    accept: Callable[[str], bool] | None = None,
+    *,
+    boundary: bool = True,
+    lead: str = "",
+) -> _Shape:
+    return _Shape(kind, re.compile(regex), accept, boundary, lead)
+
+
+_TAIL = r"(?![A-Za-z0-9_-])"
+_BEARER = r"[ \t]+([A-Za-z0-9._~+/=-]{16,})"
+_BASIC = r"[ \t]+([A-Za-z0-9+/]{12,}={0,2})"
+KEY_SHAPES: tuple[_Shape, ...] = (
+    _shape("anthropic-key", r"sk-ant-[A-Za-z0-9_-]{20,}"),
+    _shape("openai-key", r"sk-(?!ant-)[A-Za-z0-9_-]{20,}", _has_digit),
+    _shape("stripe-key", r"k_live_[A-Za-z0-9]{20,}", lead="rs"),
+    _shape("google-api-key", r"AIza[0-9A-Za-z_-]{35}" + _TAIL),
+    _shape("google-oauth-token", r"ya29\.[0-9A-Za-z_-]{20,}"),
+    _shape("groq-key", r"gsk_[A-Za-z0-9]{40,}"),
+    _shape("huggingface-token", r"hf_[A-Za-z0-9]{30,}"),
+    _shape("github-token", r"gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,}"),
+    _shape("aws-access-key-id", r"(?:AKIA|ASIA)[A-Z0-9]{16}" + _TAIL),
+    _shape("slack-token", r"xox[abposr]-[A-Za-z0-9-]{10,}", _has_digit),
+    _shape("posthog-key", r"phc_[A-Za-z0-9]{30,}"),
+    _shape("xai-key", r"xai-[A-Za-z0-9]{40,}"),
+    _shape("jwt", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+    _shape("private-key", r"-----BEGIN [A-Z ]{0,20}PRIVATE KEY-----", boundary=False),
+    *(
+        _shape("bearer-token", word + _BEARER, _not_word_like, lead="Bb")
+        for word in ("earer", "EARER")
+    ),
+    *(
+        _shape("basic-auth", word + _BASIC, _basic_credentials, lead="Bb")
+        for word in ("asic", "ASIC")
+    ),
+)
+"""Known credential shapes, by kind. ``T3BlbkFJ`` (base64 of "OpenAI", the marker in
+OpenAI keys) is searched separately: see :func:`_openai_marker`."""
+
+_MARKER = "T3BlbkFJ"
+_MARKER_TOKEN = (40, 220)  # length of an OpenAI key token around the marker
+_B64_BEFORE = _KEYCHARS | {"+", "/"}  # "=" before a token is a delimiter (key=...)
+_B64_AFTER = _B64_BEFORE | {"="}  # ... but after one it is base64 padding
+
+
+def _at_boundary(text: str, start: int) -> bool:
+    """Whether a token starts at ``start``: after a non-token character, a JSON/YAML
+    escape (``\\n``) or a URL escape (``%20``) — none of which occur in base64."""
+    if start == 0 or text[start - 1] not in _KEYCHARS:
+        return True
+    escaped = text[start - 2 : start] in _ESCAPES
+    return escaped or _URL_ESCAPE.fullmatch(text[start - 3 : start]) is not None
+
+
+def _shape_hits(text: str, shape: _Shape) -> Iterable[Hit]:
+    for match in shape.pattern.finditer(text):
+        start = match.start()
+        if shape.lead:
+            if start == 0 or text[start - 1] not in shape.lead:
+                continue
+            start -= 1
+        if shape.boundary and not _at_boundary(text, start):
+            continue
+        group = 1 if shape.pattern.groups else 0
+        if shape.accept is not None and not shape.accept(match.group(group)):
+            continue
+        yield Hit(match.start(group) if group else start, match.end(group), shape.kind)
+
+
+_NON_KEY = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def _openai_marker(text: str) -> Iterable[Hit]:
+    """A token of key length with ``T3BlbkFJ`` inside, standing alone: not part of a
+    longer base64 run (a base64 PDF mentioning "OpenAI" contains the marker too).
+    Linear time: a token is measured once, however many markers it holds."""
+    shortest, longest = _MARKER_TOKEN
+    done = 0
+    for match in re.finditer(_MARKER, text):
+        if match.start() < done:
+            continue  # inside a token already measured
+        stop = _NON_KEY.search(text, match.end())
+        end = stop.start() if stop else len(text)
+        done = end
+        window = text[max(0, match.start() - longest) : match.start()]
+        start = match.start() - (len(window) - len(window.rstrip(_KEYCHAR_STR)))
+        standalone = (start == 0 or text[start - 1] not in _B64_BEFORE) and (
+            end == len(text) or text[end] not in _B64_AFTER
+        )
+        if standalone and shortest <= end - start <= longest:
+            yield Hit(start, end, "openai-key-marker")
+
+
+# -- environment variables ---------------------------------------------------------------
+
+
+def _b64_fragments(value: bytes) -> set[str]:
+    """The base64 text a value turns into wherever it sits in a longer encoded string
+    (``Basic base64(user:KEY)``): for each of the 3 alignments, the characters that
+    depend on the value's bytes only. Standard and URL-safe alphabets."""
+    out: set[str] = set()
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + value).decode("ascii")
+        first = -(-8 * offset // 6)
+        last = (8 * (offset + len(value))) // 6
+        core = encoded[first:last]
+        out |= {core, core.translate(str.maketrans("+/", "-_"))}
+    return out
+
+
+def _forms(value: str) -> Iterable[tuple[str, str]]:
+    """The value as it may appear in the text: as is, escaped by YAML or JSON (a quote
+    or backslash in it), URL-encoded, base64-encoded."""
+    yield value, ""
+    escaped = {json.dumps(value, ensure_ascii=False)[1:-1], value.replace("'", "''")}
+    for form in escaped - {value}:
+        yield form, " (escaped)"
+    for encoded in {quote(value, safe=""), quote_plus(value, safe="")} - {value}:
+        yield encoded, " (url-encoded)"
+    for fragment in _b64_fragments(value.encode("utf-8")):
+        yield fragment, " (base64)"
+
+
+def _is_candidate(name: str, value: str, ignore: frozenset[str]) -> bool:
+    if not name.upper().endswith(ENV_SUFFIXES) or len(value) < _MIN_ENV_LEN:
+        return False
+    # Dummy values ("xxxxxxxx", "00000000", the placeholder itself) are not secrets.
+    return len(set(value)) >= 4 and value.lower() not in ignore
+
+
+@dataclass(frozen=True)
+class _Needles:
+    items: tuple[tuple[str, str], ...]  # the (name, value) pairs they were built from
+    pattern: re.Pattern[str] | None
+    kinds: dict[str, str]  # needle -> kind
+
+
+class EnvNeedles:
+    """The exact values (and encodings) of secret-looking environment variables, as one
+    regex; rebuilt only when the environment changed since the last search. The state
+    is swapped as one object, so concurrent searches (threads) never see half of it."""
+
+    def __init__(self, env: Mapping[str, str] | None, ignore: Iterable[str]) -> None:
+        self._env = env
+        self._ignore = frozenset(v.lower() for v in ignore)
+        self._needles = _Needles((), None, {})
+
+    def _current(self) -> Mapping[str, str]:
+        return os.environ if self._env is None else self._env
+
+    def _refresh(self) -> _Needles:
+        items = tuple(
+            sorted((k, v) for k, v in self._current().items() if _is_candidate(k, v, self._ignore))
+        )
+        current = self._needles
+        if items == current.items:
+            return current
+        kinds: dict[str, str] = {}
+        for name, value in items:
+            for needle, how in _forms(value):
+                kinds.setdefault(needle, f"env:{name}{how}")
+        needles = sorted(kinds, key=len, reverse=True)
+        pattern = re.compile("|".join(map(re.escape, needles))) if needles else None
+        self._needles = current = _Needles(items, pattern, kinds)
+        return current
+
+    def hits(self, text: str) -> Iterable[Hit]:
+        """Every occurrence of a needle in ``text``."""
+        needles = self._refresh()
+        if needles.pattern is None:
+            return
+        for match in needles.pattern.finditer(text):
+            yield Hit(match.start(), match.end(), needles.kinds[match.group(0)])
+
+
+def find(text: str, env: EnvNeedles, allow: frozenset[str]) -> list[Hit]:
+    """All hits in ``text``, sorted by position; strings in ``allow`` are never hits."""
+    hits: set[Hit] = set(_openai_marker(text))
+    for shape in KEY_SHAPES:
+        hits.update(_shape_hits(text, shape))
+    hits.update(env.hits(text))
+    return sorted(h for h in hits if text[h.start : h.end] not in allow)
+
+
+def merge_spans(hits: Iterable[Hit]) -> list[tuple[int, int]]:
+    """Overlapping hit spans merged, in order (for masking)."""
+    spans: list[tuple[int, int]] = []
+    for hit in sorted(hits):
+        if spans and hit.start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], hit.end))
+        else:
+            spans.append((hit.start, hit.end))
+    return spans
+
+
+# -- locating a hit in a YAML document ---------------------------------------------------
+
+_SIMPLE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _kind(node: yaml.Node) -> str:
+    """``scalar``, ``sequence`` or ``mapping``. By the node's ``id``, not ``isinstance``:
+    when ``yaml.nodes`` gets imported twice (pytester's in-process runs drop modules),
+    composed nodes are instances of the other copy's classes."""
+    return str(getattr(node, "id", ""))
+
+
+def _segment(key: yaml.Node) -> str:
+    value = str(key.value) if _kind(key) == "scalar" else "?"
+    return f".{value}" if _SIMPLE_KEY.fullmatch(value) else f"[{value!r}]"
+
+
+def _contains(node: yaml.Node, offset: int) -> bool:
+    return bool(node.start_mark.index <= offset < node.end_mark.index)
+
+
+class _Locator:
+    """Finds the scalar spanning an offset by binary search down the node tree (children
+    are in document order), caching each node's child offsets: many hits in a cassette
+    of thousands of interactions cost O(hits x depth x log n)."""
+
+    def __init__(self, root: yaml.Node) -> None:
+        self.root = root
+        self._starts: dict[int, list[int]] = {}
+
+    def _child(self, node: yaml.Node, offset: int) -> int:
+        starts = self._starts.get(id(node))
+        if starts is None:
+            items = node.value
+            keys = [k for k, _ in items] if _kind(node) == "mapping" else items
+            starts = self._starts[id(node)] = [n.start_mark.index for n in keys]
+        return bisect.bisect_right(starts, offset) - 1
+
+    def _descend(self, node: yaml.Node, offset: int) -> tuple[yaml.Node, str] | None:
+        """The child of ``node`` spanning ``offset`` and its path segment, if any."""
+        if _kind(node) not in ("sequence", "mapping"):
+            return None
+        i = self._child(node, offset)
+        if i < 0:
+            return None
+        if _kind(node) == "sequence":
+            item = node.value[i]
+            return (item, f"[{i}]") if _contains(item, offset) else None
+        key, value = node.value[i]
+        if _contains(key, offset):
+            return key, " (in a mapping key)"
+        return (value, _segment(key)) if _contains(value, offset) else None
+
+    def path(self, offset: int) -> str | None:
+        """The field path of the scalar holding ``offset`` (None if outside every one)."""
+        node, path, seen = self.root, "", set()
+        while id(node) not in seen:  # aliases can make cycles: each node once
+            seen.add(id(node))
+            step = self._descend(node, offset)
+            if step is None:
+                break
+            node, segment = step
+            path += segment
+        if not path or not _contains(node, offset):
+            return None
+        return path.lstrip(". ")
+
+
+def compose(text: str) -> Any:
+    """The YAML node tree of ``text`` (None if it is not one YAML document)."""
+    import yaml  # noqa: PLC0415 - only to place a finding: loading and replay never need it
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return yaml.compose(text, Loader=loader)
+    except (yaml.YAMLError, ValueError, RecursionError):
+        return None
+
+
+def _line_numbers(text: str, offsets: list[int]) -> dict[int, int]:
+    """1-based line of each offset, counting newlines once across the whole text."""
+    lines, line, last = {}, 1, 0
+    for offset in sorted(set(offsets)):
+        line += text.count("\n", last, offset)
+        lines[offset], last = line, offset
+    return lines
+
+
+def locate(text: str, offsets: list[int]) -> list[str]:
+    """For each offset, the field path of the scalar holding it (``interactions[2].
+    request.headers.x-foo``), or ``line N`` when there is none (not YAML, a comment)."""
+    root = compose(text)
+    locator = _Locator(root) if root is not None else None
+    paths = [locator.path(offset) if locator is not None else None for offset in offsets]
+    lines = _line_numbers(text, [o for o, p in zip(offsets, paths, strict=True) if p is None])
+    return [p or f"line {lines[o]}" for o, p in zip(offsets, paths, strict=True)]

@@ -1,0 +1,255 @@
+"""The entries of a run log's agent side, and its egress ledger (the run log: :mod:`.`)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from ..model import Usage
+
+__all__ = [
+    "Delta",
+    "Egress",
+    "Entry",
+    "ErrorReported",
+    "IntentCompleted",
+    "IntentIssued",
+    "MessageKind",
+    "MessageSaved",
+    "Resumed",
+    "Role",
+    "Step",
+    "StepCompleted",
+    "StepOutcome",
+    "StepStarted",
+    "Timestamp",
+    "ToolCalled",
+    "ToolOutcome",
+    "ToolResulted",
+    "TurnEnded",
+    "TurnOutcome",
+    "as_id",
+]
+
+StepOutcome = Literal["completed", "retrying", "failed", "interrupted"]
+"""How a model step ended: ``retrying`` means a fresh step at the same index follows."""
+ToolOutcome = Literal["completed", "failed", "interrupted"]
+TurnOutcome = Literal["completed", "failed", "aborted"]
+MessageKind = Literal["message", "error"]
+Role = Literal["system", "developer", "user", "assistant", "tool"]
+Timestamp = float | datetime
+
+
+def as_id(value: Any) -> Any:
+    """Ids may be given as ints or UUIDs; they are stored (and compared) as strings."""
+    if isinstance(value, (int, uuid.UUID)) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+Id = Annotated[str, BeforeValidator(as_id)]
+
+
+class _Entry(BaseModel):
+    """Every entry is frozen and may carry ``at``, when it happened (a float clock or a
+    datetime; declared last in each entry so dumps read event first, time last)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class StepStarted(_Entry):
+    """A model step began (one step is one model call)."""
+
+    event: Literal["step_started"] = "step_started"
+    step_id: Id
+    step_index: int | None = None
+    turn_id: Id | None = None
+    session_id: Id | None = None
+    at: Timestamp | None = None
+
+
+class StepCompleted(_Entry):
+    """A model step ended: its terminal event. ``text`` is what the step received
+    (the partial text, for a step that ended ``retrying`` or ``interrupted``)."""
+
+    event: Literal["step_completed"] = "step_completed"
+    step_id: Id
+    outcome: StepOutcome = "completed"
+    step_index: int | None = None
+    turn_id: Id | None = None
+    session_id: Id | None = None
+    usage: Usage | None = None
+    text: str | None = None
+    at: Timestamp | None = None
+
+
+class Delta(_Entry):
+    """A piece of streamed text shown to the user while a step ran."""
+
+    event: Literal["delta"] = "delta"
+    text: str
+    step_id: Id | None = None
+    at: Timestamp | None = None
+
+
+class ToolCalled(_Entry):
+    """The agent started a tool call the model asked for."""
+
+    event: Literal["tool_call"] = "tool_call"
+    call_id: Id
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    step_id: Id | None = None
+    at: Timestamp | None = None
+
+
+class ToolResulted(_Entry):
+    """A tool call ended: its answer (``interrupted`` when the run stopped first)."""
+
+    event: Literal["tool_result"] = "tool_result"
+    call_id: Id
+    content: str = ""
+    outcome: ToolOutcome = "completed"
+    step_id: Id | None = None
+    at: Timestamp | None = None
+
+
+class MessageSaved(_Entry):
+    """A message written to the saved context (the store the next turn reads)."""
+
+    event: Literal["message"] = "message"
+    role: Role
+    text: str = ""
+    kind: MessageKind = "message"
+    step_id: Id | None = None
+    turn_id: Id | None = None
+    at: Timestamp | None = None
+
+
+class IntentIssued(_Entry):
+    """A write-ahead intent: recorded durably before a model call."""
+
+    event: Literal["intent"] = "intent"
+    key: Id
+    step_id: Id | None = None
+    at: Timestamp | None = None
+
+
+class IntentCompleted(_Entry):
+    """The completion recorded for a write-ahead intent."""
+
+    event: Literal["intent_completed"] = "intent_completed"
+    key: Id
+    step_id: Id | None = None
+    at: Timestamp | None = None
+
+
+class ErrorReported(_Entry):
+    """An error the runtime surfaced: classified ``kind`` (``auth``, ``rate_limit``...)."""
+
+    event: Literal["error"] = "error"
+    kind: str
+    message: str = ""
+    retryable: bool | None = None
+    status: int | None = None
+    retry_after: str | float | None = None
+    step_id: Id | None = None
+    turn_id: Id | None = None
+    at: Timestamp | None = None
+
+
+class TurnEnded(_Entry):
+    """A turn ended: ``completed`` is the success event; ``failed`` / ``aborted`` are not."""
+
+    event: Literal["turn_ended"] = "turn_ended"
+    turn_id: Id | None = None
+    outcome: TurnOutcome = "completed"
+    at: Timestamp | None = None
+
+
+class Resumed(_Entry):
+    """The runtime restarted from its store (everything after is the resumed run)."""
+
+    event: Literal["resumed"] = "resumed"
+    at: Timestamp | None = None
+
+
+Entry = Annotated[
+    StepStarted
+    | StepCompleted
+    | Delta
+    | ToolCalled
+    | ToolResulted
+    | MessageSaved
+    | IntentIssued
+    | IntentCompleted
+    | ErrorReported
+    | TurnEnded
+    | Resumed,
+    Field(discriminator="event"),
+]
+"""One event of the agent side of a run log."""
+
+E = TypeVar("E", bound=_Entry)
+
+
+class Egress(BaseModel):
+    """What reached (or tried to reach) the network: the egress ledger of a run.
+
+    ``live_calls`` went out; ``blocked`` were refused; ``unplayed`` are indexes of
+    recorded interactions not played (``None`` when no cassette was used).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    live_calls: list[str] = Field(default_factory=list)
+    blocked: list[str] = Field(default_factory=list)
+    unplayed: list[int] | None = None
+
+
+@dataclass(frozen=True)
+class Step:
+    """A model step as the log tells it: every start and terminal event of one step id.
+
+    A healthy step has exactly one of each; :func:`~..invariants.assert_single_terminal_step`
+    checks that.
+    """
+
+    ordinal: int
+    """1-based, in the order the step id first appears."""
+    id: str
+    started: tuple[StepStarted, ...] = ()
+    ended: tuple[StepCompleted, ...] = ()
+    positions: tuple[int, ...] = field(default=(), repr=False)
+
+    @property
+    def index(self) -> int | None:
+        first = self.started[0] if self.started else (self.ended[0] if self.ended else None)
+        return None if first is None else first.step_index
+
+    @property
+    def turn_id(self) -> str | None:
+        first = self.started[0] if self.started else (self.ended[0] if self.ended else None)
+        return None if first is None else first.turn_id
+
+    @property
+    def outcome(self) -> StepOutcome | None:
+        """The outcome of its (last) terminal event, ``None`` if it never ended."""
+        return self.ended[-1].outcome if self.ended else None
+
+    @property
+    def text(self) -> str | None:
+        return self.ended[-1].text if self.ended else None
+
+    def describe(self) -> str:
+        """``step #2 (id 'b1', index 0, turn 't1')``: how failure messages name it."""
+        bits = [f"id {self.id!r}"]
+        if self.index is not None:
+            bits.append(f"index {self.index}")
+        if self.turn_id is not None:
+            bits.append(f"turn {self.turn_id!r}")
+        return f"step #{self.ordinal} ({', '.join(bits)})"

@@ -1,0 +1,85 @@
+"""Hypothesis strategies for agent tests: replies, faults, fault plans, chunkings, SSE.
+
+Each strategy is a lowercase function returning a ``SearchStrategy``, documented
+by what it generates and how it shrinks, so a failing property is reported with
+the smallest case that still fails:
+
+* :func:`replies` — model replies (text, tool calls with JSON arguments,
+  thinking, usage, stop reasons); shrinks toward a short plain-text reply.
+* :func:`faults` — one :class:`~..model.Fault` of the kinds
+  asked for; shrinks toward the first kind, the first status, event 0.
+* :func:`fault_plans` — which calls of a run fail and how
+  (:class:`~..faults.FaultPlan`); shrinks to the fewest
+  calls, the earliest cut, the simplest fault and the simplest reply. Apply a
+  plan in one line: ``plan.apply(fake_model)`` or ``plan.apply(agentreplay)``.
+* :func:`chunkings` — ways to cut a byte stream into network chunks, inside
+  CRLF and inside multi-byte UTF-8 (:class:`Chunking`, a chunker the fakes and
+  cassettes accept); shrinks toward the whole body in one chunk.
+* :func:`sse_streams` — SSE bodies with the events a spec-exact decoder
+  dispatches from them (:class:`SSEStream`).
+
+Importing hypothesis registers the ``agentreplay-ci`` and ``agentreplay-dev``
+profiles (see :func:`register_profiles`). The names load on first use: the
+hypothesis entry point reaches :mod:`.profile` without importing any strategy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..faults import FaultPlan
+    from ..transport.chunking import Chunking
+    from .chunking import chunkings
+    from .model import json_objects, replies
+    from .plans import DEFAULT_FAULT_KINDS, DEFAULT_STATUSES, fault_plans, faults
+    from .profile import CI_PROFILE, DEV_PROFILE, register_profiles
+    from .sse import SSEStream, sse_streams
+
+__all__ = [
+    "CI_PROFILE",
+    "DEFAULT_FAULT_KINDS",
+    "DEFAULT_STATUSES",
+    "DEV_PROFILE",
+    "Chunking",
+    "FaultPlan",
+    "SSEStream",
+    "chunkings",
+    "fault_plans",
+    "faults",
+    "json_objects",
+    "register_profiles",
+    "replies",
+    "sse_streams",
+]
+
+_LAZY = {
+    "CI_PROFILE": ".profile",
+    "DEV_PROFILE": ".profile",
+    "register_profiles": ".profile",
+    "DEFAULT_FAULT_KINDS": ".plans",
+    "DEFAULT_STATUSES": ".plans",
+    "fault_plans": ".plans",
+    "faults": ".plans",
+    "json_objects": ".model",
+    "replies": ".model",
+    "chunkings": ".chunking",
+    "SSEStream": ".sse",
+    "sse_streams": ".sse",
+    "Chunking": "..transport.chunking",
+    "FaultPlan": "..faults",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
