@@ -31,7 +31,7 @@ from ..model import Fault, ModelCall, Request
 from ..providers import codec_for, detect
 from ..providers.base import Codec, RenderContext
 from ..runlog import Delta, RunLog
-from ..runlog.adapters import recorded_reply
+from ..runlog.adapters.calls import recorded_reply
 from ..runlog.normalize import normalize
 from ..transport.answer import Plan, for_error, for_reply
 from ..transport.playback import ChunkingSpec, Playback, resolve_chunking

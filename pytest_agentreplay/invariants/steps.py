@@ -12,7 +12,7 @@ from typing import Any
 
 from ..model import ModelCall
 from ..runlog import Delta, MessageSaved, Resumed, RunLog, Step, StepCompleted, TurnEnded
-from ..runlog.adapters import delivered_text
+from ..runlog.adapters.calls import delivered_text
 from .report import dump, fail
 
 __all__ = [

@@ -23,7 +23,7 @@ from ..runlog import (
     ToolResulted,
     TurnEnded,
 )
-from ..runlog.adapters import handle_egress
+from ..runlog.adapters.calls import handle_egress
 from ..transport.router import active_router
 from .report import dump, fail
 

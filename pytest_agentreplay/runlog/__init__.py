@@ -58,7 +58,9 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ..jsondiff import json_diff
 from ..model import ModelCall, Usage
-from . import adapters
+from .adapters.calls import collect, delivered_text
+from .adapters.openai_agents import openai_agents_entries, openai_agents_event_entry
+from .adapters.pydantic_ai import pydantic_ai_entries
 from .entries import (
     Delta,
     Egress,
@@ -82,36 +84,17 @@ from .entries import (
     TurnOutcome,
     _Entry,
     as_id,
+    steps_of,
 )
+from .entries import __all__ as __all__
 from .normalize import CallsView, normalize, normalize_log
+
+# The public names are the entry types (listed once, in :mod:`.entries`) and the run
+# log's own; ``__all__`` is a tuple, so ``+=`` makes a new one and leaves entries' alone.
+__all__ += ("RunLog", "delivered_text", "normalize")
 
 E = TypeVar("E", bound=_Entry)
 _LIVE = frozenset({"model_calls", "egress"})
-
-__all__ = [
-    "Delta",
-    "Egress",
-    "Entry",
-    "ErrorReported",
-    "IntentCompleted",
-    "IntentIssued",
-    "MessageKind",
-    "MessageSaved",
-    "Resumed",
-    "Role",
-    "RunLog",
-    "Step",
-    "StepCompleted",
-    "StepOutcome",
-    "StepStarted",
-    "ToolCalled",
-    "ToolOutcome",
-    "ToolResulted",
-    "TurnEnded",
-    "TurnOutcome",
-    "delivered_text",
-    "normalize",
-]
 
 
 class RunLog(BaseModel):
@@ -143,7 +126,7 @@ class RunLog(BaseModel):
     def refresh(self) -> RunLog:
         """Re-read the model calls (and the egress ledger) from the watched sources."""
         if self._sources:
-            calls, egress = adapters.collect(self._sources)
+            calls, egress = collect(self._sources)
             self.__dict__["model_calls"] = calls
             if egress is not None:
                 self.__dict__["egress"] = egress
@@ -187,7 +170,7 @@ class RunLog(BaseModel):
         with usage and text), requests and responses become saved messages, tool
         calls and tool returns become tool entries. ``model`` (a fake or handle) is
         watched for the model side."""
-        log = cls(entries=adapters.pydantic_ai_entries(messages, session_id=session_id))
+        log = cls(entries=pydantic_ai_entries(messages, session_id=session_id))
         return log.watch(model) if model is not None else log
 
     @classmethod
@@ -195,7 +178,7 @@ class RunLog(BaseModel):
         """A log from an openai-agents run: a ``RunResult`` (its ``raw_responses``
         are the steps, its ``new_items`` the messages and tool entries) or a list of
         run items. ``model`` (a fake or handle) is watched for the model side."""
-        log = cls(entries=adapters.openai_agents_entries(result))
+        log = cls(entries=openai_agents_entries(result))
         return log.watch(model) if model is not None else log
 
     def feed_openai_agents(self, event: Any) -> Entry | None:
@@ -203,7 +186,8 @@ class RunLog(BaseModel):
         .stream_events()``) says: ``response.created`` starts a step,
         ``response.completed`` / ``failed`` / ``incomplete`` ends it, text deltas,
         tool calls, tool outputs and messages are logged. Other events are ignored."""
-        return adapters.feed_openai_agents_event(self, event)
+        entry = openai_agents_event_entry(event, self.entries)
+        return self.add(entry) if entry is not None else None
 
     # --- the builder API ------------------------------------------------------------
 
@@ -371,16 +355,7 @@ class RunLog(BaseModel):
 
     def steps(self) -> list[Step]:
         """Steps in the order their ids first appear, each with all its starts and ends."""
-        order: dict[str, tuple[list[StepStarted], list[StepCompleted], list[int]]] = {}
-        for position, entry in enumerate(self.entries):
-            if isinstance(entry, (StepStarted, StepCompleted)):
-                started, ended, positions = order.setdefault(entry.step_id, ([], [], []))
-                (started if isinstance(entry, StepStarted) else ended).append(entry)  # type: ignore[arg-type]
-                positions.append(position)
-        return [
-            Step(n, step_id, tuple(s), tuple(e), tuple(p))
-            for n, (step_id, (s, e, p)) in enumerate(order.items(), start=1)
-        ]
+        return steps_of(self.entries)
 
     def step(self, step_id: Any) -> Step | None:
         """The step with this id, if the log has it."""
@@ -468,10 +443,3 @@ class RunLog(BaseModel):
         """As pydantic's, after :meth:`refresh`."""
         self.refresh()
         return super().model_dump_json(**kwargs)
-
-
-def delivered_text(call: ModelCall) -> str:
-    """The text a call got to the client before it ended: all of it for a completed
-    call, the part streamed before the cut for a call cut, failed or cancelled
-    mid-stream (re-rendered from the scripted reply), ``""`` when nothing arrived."""
-    return adapters.delivered_text(call)

@@ -1,17 +1,23 @@
-"""The entries of a run log's agent side, and its egress ledger (the run log: :mod:`.`)."""
+"""The entries of a run log's agent side, its steps and its egress ledger (the run log
+itself: :mod:`pytest_agentreplay.runlog`, which re-exports this module's ``__all__``).
+
+Entries are frozen pydantic models, one class per event, told apart by ``event`` when
+a log is loaded from JSON. ``Timestamp``, :func:`as_id` and :func:`steps_of` serve the
+run log and its adapters; they are not re-exported."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from ..model import Usage
 
-__all__ = [
+__all__: tuple[str, ...] = (
     "Delta",
     "Egress",
     "Entry",
@@ -26,14 +32,12 @@ __all__ = [
     "StepCompleted",
     "StepOutcome",
     "StepStarted",
-    "Timestamp",
     "ToolCalled",
     "ToolOutcome",
     "ToolResulted",
     "TurnEnded",
     "TurnOutcome",
-    "as_id",
-]
+)
 
 StepOutcome = Literal["completed", "retrying", "failed", "interrupted"]
 """How a model step ended: ``retrying`` means a fresh step at the same index follows."""
@@ -194,8 +198,6 @@ Entry = Annotated[
 ]
 """One event of the agent side of a run log."""
 
-E = TypeVar("E", bound=_Entry)
-
 
 class Egress(BaseModel):
     """What reached (or tried to reach) the network: the egress ledger of a run.
@@ -253,3 +255,18 @@ class Step:
         if self.turn_id is not None:
             bits.append(f"turn {self.turn_id!r}")
         return f"step #{self.ordinal} ({', '.join(bits)})"
+
+
+def steps_of(entries: Sequence[Entry]) -> list[Step]:
+    """The steps ``entries`` tell of, in the order their ids first appear, each with all
+    its starts and ends (and where they are in ``entries``)."""
+    order: dict[str, tuple[list[StepStarted], list[StepCompleted], list[int]]] = {}
+    for position, entry in enumerate(entries):
+        if isinstance(entry, (StepStarted, StepCompleted)):
+            started, ended, positions = order.setdefault(entry.step_id, ([], [], []))
+            (started if isinstance(entry, StepStarted) else ended).append(entry)  # type: ignore[arg-type]
+            positions.append(position)
+    return [
+        Step(n, step_id, tuple(s), tuple(e), tuple(p))
+        for n, (step_id, (s, e, p)) in enumerate(order.items(), start=1)
+    ]

@@ -1,0 +1,25 @@
+"""What fills a run log, one module per source.
+
+* :mod:`.calls` — the model side: the model calls a fake model served or a
+  cassette handle replayed, and the handle's egress ledger;
+* :mod:`.pydantic_ai` — the agent side of a pydantic-ai message history;
+* :mod:`.openai_agents` — the agent side of an openai-agents run (its result, or
+  its stream events one by one).
+
+Adapters return model calls and entries; :class:`~pytest_agentreplay.runlog.RunLog`
+adds them, so no adapter imports the run log. The framework adapters read their
+objects by attribute (duck typing) and import neither framework, so a run log
+costs nothing in projects that use neither.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["token_count"]
+
+
+def token_count(value: Any) -> int | None:
+    """A framework's optional token count as :class:`~pytest_agentreplay.model.Usage`
+    keeps it: a positive int, else ``None``."""
+    return value if isinstance(value, int) and value else None

@@ -1,0 +1,212 @@
+"""The model side of a run log: model calls and the egress ledger, read from what the log
+watches (a fake model, the ``agentreplay`` cassette handle, a list of calls).
+
+A fake model keeps :class:`~pytest_agentreplay.model.ModelCall` objects already; a
+cassette handle keeps recorded interactions, which are parsed here with the provider
+codec into the same form, so the invariants read both alike.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from itertools import islice
+from typing import Any
+from urllib.parse import urlsplit
+
+from ...cassettes.model import Interaction, RecordedResponse
+from ...errors import CodecError
+from ...model import ModelCall, Outcome, Reply
+from ...providers import codec_for, detect
+from ...providers.base import Codec, RenderContext
+from ..entries import Egress
+
+__all__ = [
+    "collect",
+    "delivered_text",
+    "egress_of",
+    "handle_calls",
+    "handle_egress",
+    "is_handle",
+    "recorded_reply",
+]
+
+_OUTCOMES: dict[str, Outcome] = {
+    "completed": "completed",
+    "complete": "completed",
+    "cut": "cut",
+    "incomplete": "cut",
+    "error_event": "error_event",
+    "http_error": "http_error",
+    "timeout": "timeout",
+    "cancelled": "cancelled",
+}
+
+
+def is_handle(source: Any) -> bool:
+    """Whether ``source`` is (shaped like) the ``agentreplay`` cassette handle."""
+    return all(hasattr(source, name) for name in ("interactions", "calls", "live_calls"))
+
+
+def collect(sources: Iterable[Any]) -> tuple[list[ModelCall], Egress | None]:
+    """The model calls of ``sources`` in order (re-indexed so indexes are unique in the
+    log) and their merged egress ledger (``None`` when no source keeps one)."""
+    calls: list[ModelCall] = []
+    egress: Egress | None = None
+    for source in sources:
+        calls.extend(_calls_of(source))
+        if hasattr(source, "live_calls"):
+            ledger = handle_egress(source) if is_handle(source) else _ledger(source)
+            egress = _merge(egress, ledger)
+    renumbered = [
+        c if c.index == i else c.model_copy(update={"index": i}) for i, c in enumerate(calls)
+    ]
+    return renumbered, egress
+
+
+def _calls_of(source: Any) -> list[ModelCall]:
+    if is_handle(source):
+        return handle_calls(source)
+    if hasattr(source, "log"):
+        return list(source.log)
+    if isinstance(source, (list, tuple)):
+        return [c for c in source if isinstance(c, ModelCall)]
+    return []
+
+
+def egress_of(source: Any) -> Egress:
+    """The egress ledger of ``source``: an :class:`~..entries.Egress` itself, the
+    ``agentreplay`` handle's (see :func:`handle_egress`), or the ``live_calls`` and
+    ``blocked`` requests of anything that keeps them (an interception router)."""
+    if isinstance(source, Egress):
+        return source
+    if is_handle(source):
+        return handle_egress(source)
+    return _ledger(source)
+
+
+def _ledger(source: Any) -> Egress:
+    return Egress(live_calls=list(source.live_calls), blocked=list(source.blocked))
+
+
+def _merge(a: Egress | None, b: Egress) -> Egress:
+    if a is None:
+        return b
+    unplayed = (
+        None
+        if a.unplayed is None and b.unplayed is None
+        else ([*(a.unplayed or []), *(b.unplayed or [])])
+    )
+    return a.model_copy(
+        update={
+            "live_calls": [*a.live_calls, *b.live_calls],
+            "blocked": [*a.blocked, *b.blocked],
+            "unplayed": unplayed,
+        }
+    )
+
+
+def handle_egress(handle: Any) -> Egress:
+    """The egress ledger of an ``agentreplay`` handle: live and blocked requests,
+    calls answered live, recorded interactions left unplayed."""
+    live = list(handle.live_calls)
+    for call in handle.calls:
+        described = f"{call.method} {call.url}"
+        if call.source != "cassette" and described not in live:
+            live.append(described)
+    return Egress(live_calls=live, blocked=list(handle.blocked), unplayed=list(handle.unplayed))
+
+
+def handle_calls(handle: Any) -> list[ModelCall]:
+    """The model calls of an ``agentreplay`` handle as :class:`ModelCall` objects:
+    request and reply parsed from the recorded interaction with the provider codec."""
+    recorded = list(handle.recorded)
+    interactions = handle.interactions
+    calls: list[ModelCall] = []
+    live = 0
+    for call in handle.calls:
+        if call.source == "cassette" and call.interaction is not None:
+            interaction: Interaction | None = interactions[call.interaction]
+        else:
+            interaction = recorded[live] if live < len(recorded) else None
+            live += 1
+        converted = _model_call(call, interaction, len(calls)) if interaction else None
+        if converted is not None:
+            calls.append(converted)
+    return calls
+
+
+def _model_call(call: Any, interaction: Interaction, index: int) -> ModelCall | None:
+    request = interaction.request
+    provider = detect(request.method, urlsplit(request.url).path)
+    if provider is None:
+        return None  # not a model call (a token count, a model list...)
+    codec = codec_for(provider)
+    try:
+        body = json.loads(request.content() or b"{}")
+        parsed = codec.parse_request(body if isinstance(body, dict) else {})
+    except (ValueError, CodecError):
+        return None
+    return ModelCall(
+        index=index,
+        provider=provider,
+        method=call.method,
+        url=call.url,
+        streaming=parsed.stream,
+        request=parsed,
+        status=call.status,
+        outcome=_outcome(call.outcome, call.status),
+        events_sent=call.events_sent if interaction.response.is_stream else 0,
+        reply=recorded_reply(codec, interaction.response),
+    )
+
+
+def _outcome(ended: str, status: int | None) -> Outcome:
+    """How a served call ended, in :class:`ModelCall` terms: an HTTP error status is an
+    ``http_error`` whatever the handle says, and only an error status is one."""
+    outcome = _OUTCOMES.get(ended, "cut")
+    if outcome == "completed" and status is not None and status >= 400:
+        return "http_error"
+    if outcome == "http_error" and (status or 0) < 400:
+        return "completed"
+    return outcome
+
+
+def recorded_reply(codec: Codec, response: RecordedResponse) -> Any:
+    """The reply a recorded response holds (a stream folded first), ``None`` for errors."""
+    try:
+        if response.events is not None:
+            folded = codec.fold_detailed(response.sse_events())
+            return None if folded.error else codec.to_reply(folded.body)
+        if response.status < 400 and isinstance(response.json_body, dict):
+            return codec.to_reply(response.json_body)
+    except (CodecError, KeyError, TypeError, ValueError):
+        return None
+    return None
+
+
+def delivered_text(call: ModelCall) -> str:
+    """The text a call got to the client before it ended: all of it for a completed
+    call, the part streamed before the cut for a call cut, failed or cancelled
+    mid-stream (re-rendered from the scripted reply), ``""`` when nothing arrived."""
+    reply = call.reply
+    if reply is None or (call.status or 200) >= 400:
+        return ""
+    truncated = reply.fault is not None and reply.fault.kind == "truncate"
+    if call.outcome == "completed" and not (truncated and call.streaming):
+        return reply.text_content
+    if not call.streaming or call.events_sent == 0:
+        return ""
+    return _streamed_text(call, reply)
+
+
+def _streamed_text(call: ModelCall, reply: Reply) -> str:
+    """The text of the first ``events_sent`` events of ``reply`` (the call's), folded."""
+    codec = codec_for(call.provider)
+    ctx = RenderContext(model=call.request.model or "fake-model", request=call.request)
+    whole = reply.model_copy(update={"fault": None})
+    events = list(islice(codec.iter_events(whole, ctx), call.events_sent))
+    try:
+        return codec.to_reply(codec.fold_detailed(events).body).text_content
+    except (CodecError, KeyError, TypeError, ValueError):
+        return ""

@@ -1,0 +1,217 @@
+"""The agent side of a run log from an openai-agents run: its ``RunResult`` (or run
+items), or its stream events one at a time. Read by attribute: openai-agents is not
+imported."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ...model import Usage
+from ..entries import (
+    Delta,
+    Entry,
+    MessageSaved,
+    StepCompleted,
+    StepOutcome,
+    StepStarted,
+    ToolCalled,
+    ToolResulted,
+    as_id,
+)
+from . import token_count
+
+__all__ = ["openai_agents_entries", "openai_agents_event_entry"]
+
+_ENDS: dict[str, StepOutcome] = {
+    "response.completed": "completed",
+    "response.incomplete": "interrupted",
+    "response.failed": "failed",
+}
+
+
+# --- a finished run -------------------------------------------------------------------
+
+
+def openai_agents_entries(result: Any) -> list[Entry]:
+    """Run-log entries for an openai-agents ``RunResult`` (or a list of run items):
+    each raw response is a step, emitted before the items it produced."""
+    items = list(getattr(result, "new_items", result))
+    responses = list(getattr(result, "raw_responses", ()))
+    owners = _owners(responses)
+    entries: list[Entry] = []
+    emitted = 0
+    for item in items:
+        owner = _owner(owners, item)
+        while owner is not None and emitted <= owner:
+            entries.extend(_step_entries(responses[emitted], emitted))
+            emitted += 1
+        step_id = None if owner is None else _response_step_id(responses[owner], owner)
+        entry = _item_entry(item, step_id)
+        if entry is not None:
+            entries.append(entry)
+    for n in range(emitted, len(responses)):
+        entries.extend(_step_entries(responses[n], n))
+    return entries
+
+
+def _owners(responses: Sequence[Any]) -> dict[str, int]:
+    """Which response (by position) produced each output item / tool call id."""
+    owners: dict[str, int] = {}
+    for n, response in enumerate(responses):
+        for out in getattr(response, "output", ()):
+            for name in ("id", "call_id"):
+                value = getattr(out, name, None)
+                if isinstance(value, str):
+                    owners[value] = n
+    return owners
+
+
+def _owner(owners: dict[str, int], item: Any) -> int | None:
+    """The response that produced ``item``: by its id, else by its tool call id."""
+    owner = owners.get(_raw(item, "id")) if _raw(item, "id") else None
+    return owners.get(_raw(item, "call_id") or "") if owner is None else owner
+
+
+def _step_entries(response: Any, index: int) -> list[Entry]:
+    step_id = _response_step_id(response, index)
+    return [
+        StepStarted(step_id=step_id, step_index=index),
+        StepCompleted(
+            step_id=step_id,
+            step_index=index,
+            usage=_usage(getattr(response, "usage", None)),
+            text=_output_text(getattr(response, "output", ())),
+        ),
+    ]
+
+
+def _response_step_id(response: Any, index: int) -> str:
+    return getattr(response, "response_id", None) or f"response-{index}"
+
+
+# --- run items --------------------------------------------------------------------------
+
+
+def _raw(item: Any, name: str) -> Any:
+    raw = getattr(item, "raw_item", item)
+    return raw.get(name) if isinstance(raw, dict) else getattr(raw, name, None)
+
+
+def _item_entry(item: Any, step_id: str | None) -> Entry | None:
+    """The entry for one openai-agents run item (``None`` for kinds the log does not keep)."""
+    kind = getattr(item, "type", "")
+    if kind == "tool_call_item" and _raw(item, "call_id") is not None:
+        return _tool_call(item, step_id)
+    if kind == "tool_call_output_item":
+        output = _raw(item, "output")
+        text = output if isinstance(output, str) else json.dumps(output, default=str)
+        return ToolResulted(call_id=_raw(item, "call_id"), content=text, step_id=step_id)
+    if kind == "message_output_item":
+        raw = getattr(item, "raw_item", None)
+        return MessageSaved(role="assistant", text=_output_text([raw]), step_id=step_id)
+    return None
+
+
+def _tool_call(item: Any, step_id: str | None) -> ToolCalled:
+    arguments = _raw(item, "arguments")
+    try:
+        args = json.loads(arguments) if isinstance(arguments, str) and arguments else {}
+    except ValueError:
+        args = {"_raw": arguments}
+    return ToolCalled(
+        call_id=_raw(item, "call_id"),
+        name=_raw(item, "name") or "?",
+        args=args if isinstance(args, dict) else {"_value": args},
+        step_id=step_id,
+    )
+
+
+def _output_text(output: Sequence[Any]) -> str:
+    """The text of a Responses API output list (its ``message`` items)."""
+    texts: list[str] = []
+    for item in output:
+        if getattr(item, "type", None) == "message":
+            texts.extend(getattr(c, "text", "") for c in item.content if hasattr(c, "text"))
+    return "".join(texts)
+
+
+def _usage(usage: Any) -> Usage | None:
+    if usage is None:
+        return None
+    return Usage(
+        input_tokens=getattr(usage, "input_tokens", 0) or 0,
+        output_tokens=getattr(usage, "output_tokens", 0) or 0,
+        cache_read_input_tokens=_details(usage, "input_tokens_details", "cached_tokens"),
+        reasoning_tokens=_details(usage, "output_tokens_details", "reasoning_tokens"),
+    )
+
+
+def _details(usage: Any, name: str, field: str) -> int | None:
+    return token_count(getattr(getattr(usage, name, None), field, None))
+
+
+# --- stream events ----------------------------------------------------------------------
+
+
+def openai_agents_event_entry(event: Any, entries: Sequence[Entry]) -> Entry | None:
+    """The entry one openai-agents stream event adds to a log that holds ``entries``
+    (see :meth:`~pytest_agentreplay.runlog.RunLog.feed_openai_agents`), ``None`` for
+    events the log does not keep."""
+    kind = getattr(event, "type", "")
+    if kind == "raw_response_event":
+        return _response_event(event.data, entries)
+    if kind == "run_item_stream_event":
+        return _stream_item(getattr(event, "item", None), entries)
+    return None
+
+
+def _response_event(data: Any, entries: Sequence[Entry]) -> Entry | None:
+    kind = getattr(data, "type", "")
+    response = getattr(data, "response", None)
+    if kind == "response.created" and response is not None:
+        return StepStarted(step_id=response.id, step_index=len(_starts(entries)))
+    if kind == "response.output_text.delta":
+        return Delta(text=data.delta, step_id=_open_step(entries))
+    if kind in _ENDS and response is not None:
+        return _step_end(response, _ENDS[kind], entries)
+    return None
+
+
+def _step_end(response: Any, outcome: StepOutcome, entries: Sequence[Entry]) -> StepCompleted:
+    """The terminal event of a response's step; index, turn and session from its start."""
+    wanted = str(as_id(response.id))
+    start = next((s for s in _starts(entries) if s.step_id == wanted), None)
+    return StepCompleted(
+        step_id=response.id,
+        outcome=outcome,
+        usage=_usage(getattr(response, "usage", None)),
+        text=_output_text(getattr(response, "output", ()) or ()),
+        step_index=None if start is None else start.step_index,
+        turn_id=None if start is None else start.turn_id,
+        session_id=None if start is None else start.session_id,
+    )
+
+
+def _stream_item(item: Any, entries: Sequence[Entry]) -> Entry | None:
+    """A run item as it streams: it belongs to the open step, a tool output to the
+    step of its tool call."""
+    step_id = _open_step(entries)
+    if getattr(item, "type", "") == "tool_call_output_item":
+        step_id = _tool_step(entries, _raw(item, "call_id")) or step_id
+    return _item_entry(item, step_id)
+
+
+def _starts(entries: Sequence[Entry]) -> list[StepStarted]:
+    return [e for e in entries if isinstance(e, StepStarted)]
+
+
+def _open_step(entries: Sequence[Entry]) -> str | None:
+    started = _starts(entries)
+    return started[-1].step_id if started else None
+
+
+def _tool_step(entries: Sequence[Entry], call_id: Any) -> str | None:
+    calls = (e for e in entries if isinstance(e, ToolCalled) and e.call_id == call_id)
+    return next((c.step_id for c in calls), None)
