@@ -28,7 +28,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..runlog import RunLog
+from ..runlog import Egress, RunLog
+from ..runlog.adapters.calls import egress_of
+from ..transport.router import Router, active_router
 from .parity import DEFAULT_CHUNKINGS, ParityRun, compare_runs, parity_async, parity_sync
 from .report import InvariantViolation
 from .steps import (
@@ -185,4 +187,32 @@ def assert_no_live_calls(source: Any = None, *, all_played: bool = False) -> Non
     guard blocked count too — an agent that swallows the error would otherwise pass.
     With ``all_played``, every recorded interaction must also have been played.
     """
-    check_no_live_calls(source, all_played=all_played)
+    check_no_live_calls(_egress(source), all_played=all_played)
+
+
+def _egress(source: Any) -> Egress:
+    """The egress ledger ``source`` keeps or leads to (see :func:`assert_no_live_calls`)."""
+    if source is None:
+        return egress_of(_active_router())
+    if isinstance(source, RunLog):
+        source.refresh()
+        if source.egress is None:
+            raise ValueError(
+                "this run log has no egress ledger: build it with "
+                "RunLog.from_cassette(agentreplay), or pass the handle"
+            )
+        return source.egress
+    return egress_of(source)
+
+
+def _active_router() -> Router:
+    """The active test's interception router. Only this public layer asks the transport
+    for it: the checks themselves are pure functions of a log or a ledger."""
+    router = active_router()
+    if router is None:
+        raise ValueError(
+            "assert_no_live_calls() with no argument needs an active "
+            "interception scope (a fixture, the marker or a FakeModel "
+            "block); pass the agentreplay handle or a RunLog instead"
+        )
+    return router

@@ -8,15 +8,22 @@ model call); see :mod:`pytest_agentreplay.invariants` for what each check means.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from ..model import ModelCall
-from ..runlog import Delta, MessageSaved, Resumed, RunLog, Step, StepCompleted, TurnEnded
-from ..runlog.adapters.calls import delivered_text
+from ..runlog import (
+    Delta,
+    MessageSaved,
+    Resumed,
+    RunLog,
+    Step,
+    StepCompleted,
+    TurnEnded,
+    delivered_text,
+)
 from .report import dump, fail
 
 __all__ = [
-    "OUTCOMES",
     "call_of",
     "check_no_partial_content_saved",
     "check_retries_resend_identical_input",
@@ -24,7 +31,7 @@ __all__ = [
     "consecutive",
 ]
 
-OUTCOMES = "completed, retrying, failed or interrupted"
+_OUTCOMES = "completed, retrying, failed or interrupted"
 
 
 def _turn_keys(log: RunLog, steps: list[Step]) -> dict[str, Any]:
@@ -61,26 +68,42 @@ def _unnamed(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in e.items() if k != "step_id"} for e in entries]
 
 
-def _own_problem(log: RunLog, step: Step) -> tuple[str, list[Any]] | None:
-    """What is wrong with one step on its own, and the entries it should have logged."""
-    id_ = {"step_id": step.id}
+_Problem = tuple[str, list[Any]]
+"""What is wrong with a step, and the entries it should have logged."""
+
+
+def _own_problem(log: RunLog, step: Step) -> _Problem | None:
+    """What is wrong with one step on its own, if anything."""
+    found = _start_count_problem(step) or _end_count_problem(log, step)
+    if found is not None or not step.ended:
+        return found
+    for check in (_ended_first, _names_differ, _ended_early):
+        found = check(log, step)
+        if found is not None:
+            return found
+    return None
+
+
+def _start_count_problem(step: Step) -> _Problem | None:
     if not step.started:
-        return "it ended but never started", [
-            {"event": "step_started", **id_},
-            dump(step.ended[0]),
-        ]
-    start = dump(step.started[0])
+        expected = [{"event": "step_started", "step_id": step.id}, dump(step.ended[0])]
+        return "it ended but never started", expected
     if len(step.started) > 1:
         ends = [dump(e) for e in step.ended[:1]]
         return (
             f"it started {len(step.started)} times; a retry must start a fresh step id "
             f"(at the same step index)",
-            [start, *ends],
+            [dump(step.started[0]), *ends],
         )
+    return None
+
+
+def _end_count_problem(log: RunLog, step: Step) -> _Problem | None:
+    start = dump(step.started[0])
     if not step.ended and not _died_running(log, step):
         return (
             "it never ended: a started step needs exactly one terminal event",
-            [start, {"event": "step_completed", **id_, "outcome": OUTCOMES}],
+            [start, {"event": "step_completed", "step_id": step.id, "outcome": _OUTCOMES}],
         )
     if len(step.ended) > 1:
         outcomes = ", ".join(repr(e.outcome) for e in step.ended[:4])
@@ -89,27 +112,34 @@ def _own_problem(log: RunLog, step: Step) -> tuple[str, list[Any]] | None:
             f"it ended {len(step.ended)} times ({outcomes}); a started step must end exactly once",
             [start, dump(step.ended[0])],
         )
-    if not step.ended:
-        return None
-    end = step.ended[0]
+    return None
+
+
+def _ended_first(log: RunLog, step: Step) -> _Problem | None:
     if isinstance(log.entries[step.positions[0]], StepCompleted):
-        return "it ended before it started", [start, dump(end)]
-    mismatch = {
-        k: start[k]
-        for k in ("step_index", "turn_id", "session_id")
-        if k in start and dump(end).get(k) != start[k]
-    }
+        return "it ended before it started", [dump(step.started[0]), dump(step.ended[0])]
+    return None
+
+
+def _names_differ(log: RunLog, step: Step) -> _Problem | None:
+    start, end = dump(step.started[0]), dump(step.ended[0])
+    keys = ("step_index", "turn_id", "session_id")
+    mismatch = {k: start[k] for k in keys if k in start and end.get(k) != start[k]}
     if mismatch:
         return (
             "its terminal event names a different index, turn or session",
-            [start, {**dump(end), **mismatch}],
+            [start, {**end, **mismatch}],
         )
-    started_at, ended_at = step.started[0].at, end.at
+    return None
+
+
+def _ended_early(log: RunLog, step: Step) -> _Problem | None:
+    started_at, ended_at = step.started[0].at, step.ended[0].at
     comparable = started_at is not None and type(started_at) is type(ended_at)
     if comparable and ended_at < started_at:  # type: ignore[operator]
         return (
             f"it completed at {ended_at} before it started at {started_at}",
-            [start, {**dump(end), "at": f">= {started_at}"}],
+            [dump(step.started[0]), {**dump(step.ended[0]), "at": f">= {started_at}"}],
         )
     return None
 
@@ -120,7 +150,7 @@ def _died_running(log: RunLog, step: Step) -> bool:
     return any(isinstance(e, Resumed) for e in log.entries[step.positions[0] + 1 :])
 
 
-def _sequence_problem(previous: Step, step: Step) -> tuple[str, list[Any]] | None:
+def _sequence_problem(previous: Step, step: Step) -> _Problem | None:
     """A step that follows ``previous`` in the same turn: a retry keeps the index, any
     other next step moves on."""
     index, before = step.index, previous.index
@@ -147,25 +177,24 @@ def check_single_terminal_step(log: RunLog) -> None:
     steps = log.steps()
     following = {step.id: previous for previous, step in consecutive(log, steps)}
     for step in steps:
-        found = _own_problem(log, step)
-        if found is None and step.id in following:
-            found = _sequence_problem(following[step.id], step)
-            if found is not None:
-                fail(
-                    "assert_single_terminal_step",
-                    step.describe(),
-                    found[0],
-                    _unnamed(found[1]),
-                    _unnamed([dump(step.started[0])]),
-                )
-        if found is not None:
-            fail(
-                "assert_single_terminal_step",
-                step.describe(),
-                found[0],
-                _unnamed(found[1]),
-                _unnamed(_step_entries(log, step)),
-            )
+        own = _own_problem(log, step)
+        if own is not None:
+            _fail_step(step, own, _step_entries(log, step))
+        previous = following.get(step.id)
+        sequence = None if previous is None else _sequence_problem(previous, step)
+        if sequence is not None:
+            _fail_step(step, sequence, [dump(step.started[0])])
+
+
+def _fail_step(step: Step, problem: _Problem, logged: list[dict[str, Any]]) -> NoReturn:
+    message, expected = problem
+    fail(
+        "assert_single_terminal_step",
+        step.describe(),
+        message,
+        _unnamed(expected),
+        _unnamed(logged),
+    )
 
 
 # --- retries resend identical input -------------------------------------------------------
@@ -215,28 +244,36 @@ def check_retries_resend_identical_input(
         )
     pairs = _retry_pairs(log)
     if len(pairs) < min_retries:
-        outcomes = [c.outcome for c in log.model_calls]
+        _fail_too_few_retries(log, len(pairs), min_retries)
+    for first, retry, where in pairs:
+        _check_resent(first, retry, where, ignore)
+
+
+def _fail_too_few_retries(log: RunLog, found: int, wanted: int) -> NoReturn:
+    outcomes = [c.outcome for c in log.model_calls]
+    fail(
+        "assert_retries_resend_identical_input",
+        "the run",
+        f"found {found} retr{'y' if found == 1 else 'ies'}, expected at least {wanted}",
+        {"retries": wanted},
+        {"retries": found},
+        lines=[f"model call outcomes: {outcomes}"],
+    )
+
+
+def _check_resent(first: ModelCall, retry: ModelCall, where: str, ignore: Sequence[str]) -> None:
+    """The retry sent the body of the try it repeats (keys in ``ignore`` aside)."""
+    a, b = _without(first.request.raw, ignore), _without(retry.request.raw, ignore)
+    if a != b:
         fail(
             "assert_retries_resend_identical_input",
-            "the run",
-            f"found {len(pairs)} retr{'y' if len(pairs) == 1 else 'ies'}, expected at "
-            f"least {min_retries}",
-            {"retries": min_retries},
-            {"retries": len(pairs)},
-            lines=[f"model call outcomes: {outcomes}"],
+            where,
+            f"the retry (model call #{retry.index}) sent a different request body "
+            f"than the try it repeats (model call #{first.index})",
+            a,
+            b,
+            labels=("first try", "retry"),
         )
-    for first, retry, where in pairs:
-        a, b = _without(first.request.raw, ignore), _without(retry.request.raw, ignore)
-        if a != b:
-            fail(
-                "assert_retries_resend_identical_input",
-                where,
-                f"the retry (model call #{retry.index}) sent a different request body "
-                f"than the try it repeats (model call #{first.index})",
-                a,
-                b,
-                labels=("first try", "retry"),
-            )
 
 
 # --- partial content ---------------------------------------------------------------------
@@ -277,18 +314,25 @@ def _leaks(text: str, partial: str, recovered: str | None) -> bool:
     return partial in text.replace(recovered, "\x00") if recovered else partial in text
 
 
+def _saved_answers(log: RunLog) -> list[tuple[int, MessageSaved]]:
+    """The assistant messages saved (with their positions in the log), but those of a
+    step that *failed* or was interrupted: their partial text is kept on purpose, before
+    the error turn; only the abandoned tries' text must not be saved."""
+    kept = {s.id for s in log.steps() if s.outcome in ("failed", "interrupted")}
+    return [
+        (position, entry)
+        for position, entry in enumerate(log.entries)
+        if isinstance(entry, MessageSaved)
+        and entry.role == "assistant"
+        and entry.kind == "message"
+        and not (entry.step_id is not None and entry.step_id in kept)
+    ]
+
+
 def _check_saved(log: RunLog, step: Step, partial: str, recovered: str | None) -> None:
     where = f"{step.describe()} (abandoned: ended 'retrying')"
-    after = step.positions[-1]
-    # The partial text of a step that *failed* (or was interrupted) is kept on purpose,
-    # before the error turn: only the abandoned tries' text must not be saved.
-    kept = {s.id for s in log.steps() if s.outcome in ("failed", "interrupted")}
-    for position, entry in enumerate(log.entries):
-        if not isinstance(entry, MessageSaved) or entry.role != "assistant":
-            continue
-        if entry.step_id is not None and entry.step_id in kept:
-            continue
-        if entry.kind == "message" and entry.step_id == step.id:
+    for position, entry in _saved_answers(log):
+        if entry.step_id == step.id:
             fail(
                 "assert_no_partial_content_saved",
                 where,
@@ -296,7 +340,7 @@ def _check_saved(log: RunLog, step: Step, partial: str, recovered: str | None) -
                 {"saved from the retried step": None},
                 {"saved": dump(entry)},
             )
-        if position > after and entry.kind == "message" and _leaks(entry.text, partial, recovered):
+        if position > step.positions[-1] and _leaks(entry.text, partial, recovered):
             fail(
                 "assert_no_partial_content_saved",
                 where,

@@ -7,7 +7,8 @@ See :mod:`pytest_agentreplay.invariants` for what each check means.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NoReturn
 
 from ..model import ModelCall, ToolCall, ToolResult
 from ..runlog import (
@@ -23,8 +24,6 @@ from ..runlog import (
     ToolResulted,
     TurnEnded,
 )
-from ..runlog.adapters.calls import handle_egress
-from ..transport.router import active_router
 from .report import dump, fail
 
 __all__ = [
@@ -45,31 +44,38 @@ def _tool_where(log: RunLog, call: ToolCalled) -> str:
     return f"{step.describe()}, {named}" if step is not None else named
 
 
-def _agent_tool_problem(log: RunLog) -> None:
-    calls, results = log.of(ToolCalled), log.of(ToolResulted)
-    answered = Counter(r.call_id for r in results)
+def _tool_call_problem(made: int, answered: int) -> str | None:
+    """What is wrong with a tool call whose id ``made`` calls used and ``answered``
+    results answered."""
+    if made > 1:
+        return f"the call id was used by {made} tool calls"
+    if answered != 1:
+        return (
+            f"it was {_answers(answered)}; every tool call needs exactly "
+            f"one result (outcome 'interrupted' when the run stopped first)"
+        )
+    return None
+
+
+def _check_tool_calls(log: RunLog) -> None:
+    """Every tool call the agent logged has an id of its own and exactly one result."""
+    calls = log.of(ToolCalled)
+    answered = Counter(r.call_id for r in log.of(ToolResulted))
     made = Counter(c.call_id for c in calls)
-    expected = {f"{c.call_id} ({c.name})": "answered once" for c in calls}
-    logged = {f"{c.call_id} ({c.name})": _answers(answered[c.call_id]) for c in calls}
     for call in calls:
-        if made[call.call_id] > 1:
+        problem = _tool_call_problem(made[call.call_id], answered[call.call_id])
+        if problem is not None:
+            expected = {f"{c.call_id} ({c.name})": "answered once" for c in calls}
+            logged = {f"{c.call_id} ({c.name})": _answers(answered[c.call_id]) for c in calls}
             fail(
-                "assert_every_tool_call_answered",
-                _tool_where(log, call),
-                f"the call id was used by {made[call.call_id]} tool calls",
-                expected,
-                logged,
+                "assert_every_tool_call_answered", _tool_where(log, call), problem, expected, logged
             )
-        if answered[call.call_id] != 1:
-            fail(
-                "assert_every_tool_call_answered",
-                _tool_where(log, call),
-                f"it was {_answers(answered[call.call_id])}; every tool call needs exactly "
-                f"one result (outcome 'interrupted' when the run stopped first)",
-                expected,
-                logged,
-            )
-    for result in results:
+
+
+def _check_tool_results(log: RunLog) -> None:
+    """Every tool result answers a tool call the agent logged."""
+    made = {c.call_id for c in log.of(ToolCalled)}
+    for result in log.of(ToolResulted):
         if result.call_id not in made:
             fail(
                 "assert_every_tool_call_answered",
@@ -102,7 +108,8 @@ def _request_tool_problem(call: ModelCall) -> None:
 
 def check_every_tool_call_answered(log: RunLog) -> None:
     """See :func:`~.assert_every_tool_call_answered`."""
-    _agent_tool_problem(log)
+    _check_tool_calls(log)
+    _check_tool_results(log)
     for call in log.model_calls:
         _request_tool_problem(call)
 
@@ -132,72 +139,124 @@ def _error_where(log: RunLog, turn: str | None, entries: list[Any]) -> str:
     return f"{named}, {step.describe()}" if step is not None else named
 
 
+@dataclass(frozen=True)
+class _FailedTurn:
+    """What a failed turn left in the log, as :func:`check_terminal_error_turn` reads it."""
+
+    where: str
+    entries: list[Any]
+    messages: list[MessageSaved]
+    reported: list[ErrorReported]
+
+    @property
+    def errors(self) -> list[MessageSaved]:
+        return [m for m in self.messages if m.kind == "error"]
+
+    @property
+    def saved(self) -> list[dict[str, Any]]:
+        return [_view(m) for m in self.messages]
+
+    @property
+    def expected(self) -> list[dict[str, Any]]:
+        """The saved messages up to the first error turn: what should have been saved."""
+        first = next(i for i, m in enumerate(self.messages) if m.kind == "error")
+        return [_view(m) for m in self.messages[: first + 1]]
+
+    def fail_saved(self, problem: str, expected: list[dict[str, Any]]) -> NoReturn:
+        fail(
+            "assert_terminal_error_turn",
+            self.where,
+            problem,
+            expected,
+            self.saved,
+            labels=("expected", "saved"),
+        )
+
+
+def _failed_turn(log: RunLog, turn_id: Any) -> _FailedTurn:
+    """The turn ``turn_id`` (default: the last turn of the log, else the whole run)."""
+    turns = log.turns()
+    turn = str(turn_id) if turn_id is not None else (turns[-1] if turns else None)
+    entries = _turn_entries(log, turn)
+    return _FailedTurn(
+        where=_error_where(log, turn, entries),
+        entries=entries,
+        messages=[e for e in entries if isinstance(e, MessageSaved)],
+        reported=[e for e in entries if isinstance(e, ErrorReported)],
+    )
+
+
+def _error_turn_saved(turn: _FailedTurn) -> None:
+    """An assistant message of kind ``error`` was saved for the turn."""
+    if turn.errors:
+        return
+    message = turn.reported[-1].message if turn.reported else "(the error)"
+    placeholder = {"role": "assistant", "kind": "error", "text": message}
+    turn.fail_saved(
+        "no error turn was saved: the turn's saved messages end without an assistant "
+        "message of kind 'error'",
+        [*turn.saved, placeholder],
+    )
+
+
+def _error_turn_last(turn: _FailedTurn) -> None:
+    """It is the turn's only error message, and its last message."""
+    errors = turn.errors
+    if len(errors) > 1 or turn.messages[-1] is not errors[0]:
+        turn.fail_saved(
+            "the error turn is not the last message saved for the turn (exactly one error "
+            "message, after any partial text)",
+            turn.expected,
+        )
+
+
+def _error_turn_role(turn: _FailedTurn) -> None:
+    """It is saved as the assistant's."""
+    role = turn.errors[0].role
+    if role != "assistant":
+        turn.fail_saved(
+            f"the error turn is saved with role {role!r}, not 'assistant'", turn.expected
+        )
+
+
+def _no_success_event(turn: _FailedTurn) -> None:
+    """The failed turn did not also report success."""
+    for ended in turn.entries:
+        if isinstance(ended, TurnEnded) and ended.outcome == "completed":
+            fail(
+                "assert_terminal_error_turn",
+                turn.where,
+                "the failed turn also reported success (turn_ended 'completed')",
+                {**dump(ended), "outcome": "failed"},
+                dump(ended),
+            )
+
+
+def _error_kind_is(turn: _FailedTurn, kind: str) -> None:
+    """The last error reported in the turn is classified ``kind``."""
+    last = turn.reported[-1].kind if turn.reported else None
+    if last == kind:
+        return
+    fail(
+        "assert_terminal_error_turn",
+        turn.where,
+        f"the error is classified {last!r}"
+        if turn.reported
+        else "no error was reported for the turn",
+        {"kind": kind},
+        {"kind": last},
+    )
+
+
 def check_terminal_error_turn(
     log: RunLog, *, turn_id: Any = None, error_kind: str | None = None
 ) -> None:
     """See :func:`~.assert_terminal_error_turn`."""
-    turns = log.turns()
-    turn = str(turn_id) if turn_id is not None else (turns[-1] if turns else None)
-    entries = _turn_entries(log, turn)
-    where = _error_where(log, turn, entries)
-    messages = [e for e in entries if isinstance(e, MessageSaved)]
-    errors = [m for m in messages if m.kind == "error"]
-    reported = [e for e in entries if isinstance(e, ErrorReported)]
-    placeholder = {
-        "role": "assistant",
-        "kind": "error",
-        "text": reported[-1].message if reported else "(the error)",
-    }
-    logged = [_view(m) for m in messages]
-    if not errors:
-        fail(
-            "assert_terminal_error_turn",
-            where,
-            "no error turn was saved: the turn's saved messages end without an assistant "
-            "message of kind 'error'",
-            [*logged, placeholder],
-            logged,
-            labels=("expected", "saved"),
-        )
-    first_error = next(i for i, m in enumerate(messages) if m.kind == "error")
-    expected = [_view(m) for m in messages[:first_error]] + [_view(errors[0])]
-    if len(errors) > 1 or messages[-1] is not errors[0]:
-        fail(
-            "assert_terminal_error_turn",
-            where,
-            "the error turn is not the last message saved for the turn (exactly one error "
-            "message, after any partial text)",
-            expected,
-            logged,
-            labels=("expected", "saved"),
-        )
-    if errors[0].role != "assistant":
-        fail(
-            "assert_terminal_error_turn",
-            where,
-            f"the error turn is saved with role {errors[0].role!r}, not 'assistant'",
-            expected,
-            logged,
-            labels=("expected", "saved"),
-        )
-    for ended in (e for e in entries if isinstance(e, TurnEnded) and e.outcome == "completed"):
-        fail(
-            "assert_terminal_error_turn",
-            where,
-            "the failed turn also reported success (turn_ended 'completed')",
-            {**dump(ended), "outcome": "failed"},
-            dump(ended),
-        )
-    if error_kind is not None and (not reported or reported[-1].kind != error_kind):
-        fail(
-            "assert_terminal_error_turn",
-            where,
-            f"the error is classified {reported[-1].kind!r}"
-            if reported
-            else "no error was reported for the turn",
-            {"kind": error_kind},
-            {"kind": reported[-1].kind if reported else None},
-        )
+    turn = _failed_turn(log, turn_id)
+    for check in (_error_turn_saved, _error_turn_last, _error_turn_role, _no_success_event):
+        check(turn)
+    if error_kind is not None:
+        _error_kind_is(turn, error_kind)
 
 
 # --- write-ahead intents -----------------------------------------------------------------
@@ -218,10 +277,9 @@ def _intent_where(log: RunLog, intent: IntentIssued) -> str:
     return f"{step.describe()}, {named}" if step is not None else named
 
 
-def check_dangling_intent_reissued(log: RunLog, *, key: Any = None) -> None:
-    """See :func:`~.assert_dangling_intent_reissued`."""
-    entries = log.entries
-    cut = next((i for i, e in enumerate(entries) if isinstance(e, Resumed)), None)
+def _first_resume(log: RunLog) -> int:
+    """Where the log's first ``resumed()`` entry is (a log without one fails)."""
+    cut = next((i for i, e in enumerate(log.entries) if isinstance(e, Resumed)), None)
     if cut is None:
         fail(
             "assert_dangling_intent_reissued",
@@ -230,8 +288,12 @@ def check_dangling_intent_reissued(log: RunLog, *, key: Any = None) -> None:
             [{"event": "resumed"}],
             [],
         )
-    before = [e for e in entries[:cut] if isinstance(e, (IntentIssued, IntentCompleted))]
-    done = {e.key for e in before if isinstance(e, IntentCompleted)}
+    return cut
+
+
+def _dangling(before: list[Any], done: set[str], key: Any) -> list[IntentIssued]:
+    """The intents issued in ``before`` and not completed (only ``key``'s, if given); a
+    run that left none fails."""
     issued: dict[str, IntentIssued] = {}
     for entry in before:
         if isinstance(entry, IntentIssued):
@@ -245,19 +307,32 @@ def check_dangling_intent_reissued(log: RunLog, *, key: Any = None) -> None:
             {"dangling": [str(key)] if key is not None else ["(an intent)"]},
             {"dangling": []},
         )
-    after = entries[cut + 1 :]
-    for intent in dangling:
+    return dangling
+
+
+def check_dangling_intent_reissued(log: RunLog, *, key: Any = None) -> None:
+    """See :func:`~.assert_dangling_intent_reissued`."""
+    cut = _first_resume(log)
+    before = [e for e in log.entries[:cut] if isinstance(e, (IntentIssued, IntentCompleted))]
+    done = {e.key for e in before if isinstance(e, IntentCompleted)}
+    after = log.entries[cut + 1 :]
+    for intent in _dangling(before, done, key):
         _check_reissue(log, intent, after)
     for k in sorted(done):
-        again = [e for e in after if isinstance(e, IntentIssued) and e.key == k]
-        if again:
-            fail(
-                "assert_dangling_intent_reissued",
-                _intent_where(log, again[0]),
-                "it completed before the run broke but was issued again on resume",
-                _expected_done(k),
-                _intent_timeline(log, k),
-            )
+        _check_not_reissued(log, k, after)
+
+
+def _check_not_reissued(log: RunLog, key: str, after: list[Any]) -> None:
+    """An intent completed before the run broke is not issued again on resume."""
+    again = [e for e in after if isinstance(e, IntentIssued) and e.key == key]
+    if again:
+        fail(
+            "assert_dangling_intent_reissued",
+            _intent_where(log, again[0]),
+            "it completed before the run broke but was issued again on resume",
+            _expected_done(key),
+            _intent_timeline(log, key),
+        )
 
 
 def _expected_done(key: str) -> list[dict[str, Any]]:
@@ -268,68 +343,50 @@ def _expected_done(key: str) -> list[dict[str, Any]]:
     ]
 
 
-def _check_reissue(log: RunLog, intent: IntentIssued, after: list[Any]) -> None:
-    key = intent.key
-    expected = [
+def _expected_reissue(key: str) -> list[dict[str, Any]]:
+    return [
         {"event": "intent", "key": key},
         {"event": "resumed"},
         {"event": "intent", "key": key},
         {"event": "intent_completed", "key": key},
     ]
-    timeline = _intent_timeline(log, key)
+
+
+def _reissue_problem(after: list[Any], key: str) -> str | None:
+    """What is wrong with how a dangling intent was re-issued and completed on resume."""
     reissued = [i for i, e in enumerate(after) if isinstance(e, IntentIssued) and e.key == key]
     completed = [i for i, e in enumerate(after) if isinstance(e, IntentCompleted) and e.key == key]
-    where = _intent_where(log, intent)
     if len(reissued) != 1:
-        fail(
-            "assert_dangling_intent_reissued",
-            where,
+        return (
             f"it was left dangling and re-issued {len(reissued)} times on resume; it must "
-            f"be re-issued exactly once",
-            expected,
-            timeline,
+            f"be re-issued exactly once"
         )
     if len(completed) != 1 or completed[0] < reissued[0]:
+        return (
+            f"after its re-issue it completed {len(completed)} times; it must complete "
+            f"exactly once, after the re-issue"
+        )
+    return None
+
+
+def _check_reissue(log: RunLog, intent: IntentIssued, after: list[Any]) -> None:
+    """A dangling intent is re-issued exactly once on resume, then completed once."""
+    problem = _reissue_problem(after, intent.key)
+    if problem is not None:
         fail(
             "assert_dangling_intent_reissued",
-            where,
-            f"after its re-issue it completed {len(completed)} times; it must complete "
-            f"exactly once, after the re-issue",
-            expected,
-            timeline,
+            _intent_where(log, intent),
+            problem,
+            _expected_reissue(intent.key),
+            _intent_timeline(log, intent.key),
         )
 
 
 # --- egress ------------------------------------------------------------------------------
 
 
-def _egress(source: Any) -> Egress:
-    if source is None:
-        source = active_router()
-        if source is None:
-            raise ValueError(
-                "assert_no_live_calls() with no argument needs an active "
-                "interception scope (a fixture, the marker or a FakeModel "
-                "block); pass the agentreplay handle or a RunLog instead"
-            )
-    if isinstance(source, RunLog):
-        source.refresh()
-        if source.egress is None:
-            raise ValueError(
-                "this run log has no egress ledger: build it with "
-                "RunLog.from_cassette(agentreplay), or pass the handle"
-            )
-        return source.egress
-    if isinstance(source, Egress):
-        return source
-    if hasattr(source, "interactions") and hasattr(source, "calls"):
-        return handle_egress(source)
-    return Egress(live_calls=list(source.live_calls), blocked=list(source.blocked))
-
-
-def check_no_live_calls(source: Any = None, *, all_played: bool = False) -> None:
-    """See :func:`~.assert_no_live_calls`."""
-    egress = _egress(source)
+def check_no_live_calls(egress: Egress, *, all_played: bool = False) -> None:
+    """See :func:`~.assert_no_live_calls`: here on the egress ledger it resolved."""
     if egress.live_calls:
         fail(
             "assert_no_live_calls",
