@@ -189,11 +189,6 @@ class CrashExplorer(Generic[R]):
         """Every crash point of the scenario, from the uninterrupted run."""
         return list(self._ensure_reference()[0])
 
-    @property
-    def reference_state(self) -> Any:
-        """The normalized state of the uninterrupted run."""
-        return self._ensure_reference()[1]
-
     def _ensure_reference(self) -> tuple[list[CrashPoint], Any]:
         if self._reference is None:
             points, state = self._uninterrupted(record=True)

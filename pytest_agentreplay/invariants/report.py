@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any, NoReturn
 
-from ..jsondiff import json_diff, render
+from ..jsondiff import json_diff
 
-__all__ = ["DIFF_LIMIT", "InvariantViolation", "dump", "fail", "show"]
+__all__ = ["DIFF_LIMIT", "InvariantViolation", "dump", "fail"]
 
 DIFF_LIMIT = 12
 """At most this many diff lines in a message (plus one line counting the rest)."""
@@ -50,11 +50,6 @@ def fail(
         lines if lines is not None else json_diff(expected, logged, limit=DIFF_LIMIT, labels=labels)
     )
     raise InvariantViolation(invariant, where, problem, diff)
-
-
-def show(value: Any) -> str:
-    """A value on one short line, as diffs show them."""
-    return render(value)
 
 
 def dump(entry: Any) -> dict[str, Any]:

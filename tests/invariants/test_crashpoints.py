@@ -23,8 +23,8 @@ from pytest_agentreplay.invariants.crashpoints import (
     SimulatedCrash,
     recorded_script,
 )
+from tests.invariants._durable import DurableAgent
 from tests.strategies import _cassettes
-from tests.strategies._durable import DurableAgent
 
 QUESTION = "Weather in Leeds and York?"
 SCRIPT = [
