@@ -9,7 +9,7 @@ from syrupy.extensions.json import JSONSnapshotExtension
 from syrupy.types import PropertyFilter, PropertyMatcher, SerializableData, SerializedData
 
 from ..runlog.normalize import CallsView
-from . import snapshot_view
+from .views import snapshot_view
 
 __all__ = ["AgentReplaySnapshotExtension"]
 
