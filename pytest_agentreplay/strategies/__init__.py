@@ -32,9 +32,9 @@ if TYPE_CHECKING:
     from ..faults import FaultPlan
     from ..transport.chunking import Chunking
     from .chunking import chunkings
-    from .model import json_objects, replies
     from .plans import DEFAULT_FAULT_KINDS, DEFAULT_STATUSES, fault_plans, faults
     from .profile import CI_PROFILE, DEV_PROFILE, register_profiles
+    from .reply import json_objects, replies
     from .sse import SSEStream, sse_streams
 
 __all__ = [
@@ -62,8 +62,8 @@ _LAZY = {
     "DEFAULT_STATUSES": ".plans",
     "fault_plans": ".plans",
     "faults": ".plans",
-    "json_objects": ".model",
-    "replies": ".model",
+    "json_objects": ".reply",
+    "replies": ".reply",
     "chunkings": ".chunking",
     "SSEStream": ".sse",
     "sse_streams": ".sse",

@@ -10,8 +10,8 @@ from hypothesis.strategies import DrawFn, SearchStrategy
 
 from ..faults import FaultPlan
 from ..model import Fault, FaultKind, Reply
-from .model import replies as _replies
 from .profile import register_profiles
+from .reply import replies as _replies
 
 __all__ = ["DEFAULT_FAULT_KINDS", "DEFAULT_STATUSES", "fault_plans", "faults"]
 

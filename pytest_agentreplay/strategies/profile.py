@@ -10,22 +10,18 @@ loaded CI runner more), no example database, and the reproduction blob printed.
 
 Nothing here imports hypothesis at import time: hypothesis calls
 :func:`_hypothesis_setup_hook` itself when it is first imported (it is a
-``hypothesis`` entry point of this package), and the pytest plugin calls
-:func:`register_if_loaded`, which registers only when hypothesis is already
-imported or a hypothesis profile was asked for on the command line. A test
-suite that never uses hypothesis never imports it.
+``hypothesis`` entry point of this package), before it loads the profile named by
+``--hypothesis-profile``. A test suite that never uses hypothesis never imports it.
 """
 
 from __future__ import annotations
 
-import sys
-from typing import Any
-
-__all__ = ["CI_PROFILE", "DEV_PROFILE", "PROFILES", "register_if_loaded", "register_profiles"]
+__all__ = ["CI_PROFILE", "DEV_PROFILE", "register_profiles"]
 
 CI_PROFILE = "agentreplay-ci"
+"""The name of the CI profile: derandomized, bounded, no deadline, no database."""
 DEV_PROFILE = "agentreplay-dev"
-PROFILES = (CI_PROFILE, DEV_PROFILE)
+"""The name of the local-run profile: more examples, drawn at random."""
 CI_MAX_EXAMPLES = 50
 DEV_MAX_EXAMPLES = 300
 
@@ -53,15 +49,6 @@ def register_profiles() -> None:
         deadline=None,
         suppress_health_check=[HealthCheck.too_slow],
     )
-
-
-def register_if_loaded(config: Any) -> None:
-    """For the plugin's ``pytest_configure``: register the profiles when hypothesis is
-    imported already, or when ``--hypothesis-profile`` names one of them (hypothesis
-    is about to be imported then anyway). Otherwise do nothing, and import nothing."""
-    asked = config.getoption("hypothesis_profile", None) in PROFILES
-    if asked or "hypothesis" in sys.modules:
-        register_profiles()
 
 
 def _hypothesis_setup_hook() -> None:

@@ -6,7 +6,6 @@ import inspect
 import subprocess
 import sys
 import textwrap
-from types import SimpleNamespace
 
 import pytest
 from hypothesis import settings
@@ -87,26 +86,6 @@ def test_importing_hypothesis_registers_the_profiles_through_its_entry_point() -
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout.split()
     assert out == ["True", "False"]
-
-
-def _config(profile: str | None) -> SimpleNamespace:
-    return SimpleNamespace(getoption=lambda name, default=None: profile)
-
-
-def test_register_if_loaded_registers_only_when_hypothesis_is_in_use(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    calls: list[str] = []
-    monkeypatch.setattr(_hypothesis_profile, "register_profiles", lambda: calls.append("x"))
-    monkeypatch.delitem(sys.modules, "hypothesis")
-    _hypothesis_profile.register_if_loaded(_config(None))
-    assert calls == []
-    _hypothesis_profile.register_if_loaded(_config("agentreplay-ci"))
-    assert calls == ["x"]
-    monkeypatch.undo()
-    monkeypatch.setattr(_hypothesis_profile, "register_profiles", lambda: calls.append("y"))
-    _hypothesis_profile.register_if_loaded(_config(None))  # hypothesis is imported here
-    assert calls == ["x", "y"]
 
 
 def test_pytest_loads_the_ci_profile_from_the_command_line(pytester: pytest.Pytester) -> None:
