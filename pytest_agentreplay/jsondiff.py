@@ -22,23 +22,36 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["MAX_LEAVES", "WIDTH", "WORK_BUDGET", "Mask", "json_diff", "render", "similarity"]
+__all__ = [
+    "MAX_LEAVES",
+    "WIDTH",
+    "WORK_BUDGET",
+    "JSONPath",
+    "Mask",
+    "format_path",
+    "json_diff",
+    "render",
+    "similarity",
+    "string_pair",
+]
 
 Mask = Callable[[str], str]
+"""Masks a piece of text whole (secrets replaced) before it is cut and shown."""
 WIDTH = 72
 WORK_BUDGET = 200_000
 MAX_LEAVES = 5_000
 _ALIGN_MAX = 2_000  # lists longer than this are compared position by position
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 
-Path = tuple[str | int, ...]
+JSONPath = tuple[str | int, ...]
+"""Where a value sits in a JSON document: keys and list indexes from the root."""
 
 
 def _keep(text: str) -> str:
     return text
 
 
-def format_path(path: Path, mask: Mask = _keep) -> str:
+def format_path(path: JSONPath, mask: Mask = _keep) -> str:
     """``("messages", 4, "content")`` → ``messages[4].content``; the root is ``(root)``."""
     out = []
     for segment in path:
@@ -135,7 +148,7 @@ class _Differ:
         self.found = self.work = 0
         self.stopped = False
 
-    def emit(self, path: Path, kind: str, a: Any = None, b: Any = None) -> None:
+    def emit(self, path: JSONPath, kind: str, a: Any = None, b: Any = None) -> None:
         self.found += 1
         if len(self.lines) < self.limit:
             self.lines.append(f"{format_path(path, self.mask)}: {self._text(kind, a, b)}")
@@ -155,7 +168,7 @@ class _Differ:
             return f"{old} {ra}, {new} {rb}{note}"
         return f"{ra} != {rb}{note}"
 
-    def walk(self, a: Any, b: Any, path: Path) -> None:
+    def walk(self, a: Any, b: Any, path: JSONPath) -> None:
         self.work += 1
         if self.work > WORK_BUDGET:
             self.stopped = True
@@ -169,7 +182,7 @@ class _Differ:
         elif type(a) is not type(b) or a != b:
             self.emit(path, "changed", a, b)
 
-    def _dicts(self, a: dict[str, Any], b: dict[str, Any], path: Path) -> None:
+    def _dicts(self, a: dict[str, Any], b: dict[str, Any], path: JSONPath) -> None:
         for key in sorted(a.keys() | b.keys(), key=str):
             if key not in b:
                 self.emit((*path, key), "missing", a[key])
@@ -178,7 +191,7 @@ class _Differ:
             else:
                 self.walk(a[key], b[key], (*path, key))
 
-    def _lists(self, a: list[Any], b: list[Any], path: Path) -> None:
+    def _lists(self, a: list[Any], b: list[Any], path: JSONPath) -> None:
         if len(a) == len(b) or len(a) + len(b) > _ALIGN_MAX:
             for i, (x, y) in enumerate(zip(a, b, strict=False)):
                 self.walk(x, y, (*path, i))
@@ -195,7 +208,7 @@ class _Differ:
                 self.walk(a[i1 + k], b[j1 + k], (*path, j1 + k))
             self._rest(a[:i2], b[:j2], path, i1 + paired, j1 + paired)
 
-    def _rest(self, a: list[Any], b: list[Any], path: Path, i: int, j: int) -> None:
+    def _rest(self, a: list[Any], b: list[Any], path: JSONPath, i: int, j: int) -> None:
         """``a[i:]`` are missing in ``b``; ``b[j:]`` are new in it."""
         for k in range(i, len(a)):
             self.emit((*path, k), "missing", a[k])
@@ -250,7 +263,7 @@ def json_diff(
 def _leaves(value: Any) -> Counter[tuple[Any, ...]]:
     """At most :data:`MAX_LEAVES` (path, type, value) leaves of ``value``, depth first."""
     found: Counter[tuple[Any, ...]] = Counter()
-    stack: list[tuple[Path, Any]] = [((), value)]
+    stack: list[tuple[JSONPath, Any]] = [((), value)]
     while stack and len(found) < MAX_LEAVES:
         path, item = stack.pop()
         if isinstance(item, dict):
