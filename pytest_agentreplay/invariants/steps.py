@@ -24,11 +24,9 @@ from ..runlog import (
 from .report import dump, fail
 
 __all__ = [
-    "call_of",
     "check_no_partial_content_saved",
     "check_retries_resend_identical_input",
     "check_single_terminal_step",
-    "consecutive",
 ]
 
 _OUTCOMES = "completed, retrying, failed or interrupted"
@@ -45,7 +43,7 @@ def _turn_keys(log: RunLog, steps: list[Step]) -> dict[str, Any]:
     return keys
 
 
-def consecutive(log: RunLog, steps: list[Step]) -> list[tuple[Step, Step]]:
+def _consecutive(log: RunLog, steps: list[Step]) -> list[tuple[Step, Step]]:
     """Pairs (step, the next step started in the same turn)."""
     keys = _turn_keys(log, steps)
     last: dict[Any, Step] = {}
@@ -175,7 +173,7 @@ def _sequence_problem(previous: Step, step: Step) -> _Problem | None:
 def check_single_terminal_step(log: RunLog) -> None:
     """See :func:`~.assert_single_terminal_step`."""
     steps = log.steps()
-    following = {step.id: previous for previous, step in consecutive(log, steps)}
+    following = {step.id: previous for previous, step in _consecutive(log, steps)}
     for step in steps:
         own = _own_problem(log, step)
         if own is not None:
@@ -200,7 +198,7 @@ def _fail_step(step: Step, problem: _Problem, logged: list[dict[str, Any]]) -> N
 # --- retries resend identical input -------------------------------------------------------
 
 
-def call_of(log: RunLog) -> dict[str, ModelCall] | None:
+def _call_of(log: RunLog) -> dict[str, ModelCall] | None:
     """Step id → its model call, when the log has one started step per model call
     (one model step is one model call: the k-th step started made the k-th call)."""
     started = sorted((s for s in log.steps() if s.started), key=lambda s: s.positions[0])
@@ -213,11 +211,11 @@ def _retry_pairs(log: RunLog) -> list[tuple[ModelCall, ModelCall, str]]:
     """(first try, retry, where) for every retry in the log: by steps (a step that
     ended ``retrying`` and the next step in its turn) when steps and calls line up,
     else by calls (a call that follows a call that did not complete)."""
-    calls = call_of(log)
+    calls = _call_of(log)
     if calls is not None:
         return [
             (calls[a.id], calls[b.id], f"{b.describe()}, the retry of {a.describe()}")
-            for a, b in consecutive(log, log.steps())
+            for a, b in _consecutive(log, log.steps())
             if a.outcome == "retrying"
         ]
     return [
@@ -293,7 +291,7 @@ def _partial(log: RunLog, step: Step, calls: dict[str, ModelCall] | None) -> str
 def _recovered(log: RunLog, step: Step, calls: dict[str, ModelCall] | None) -> str | None:
     """The text of the retry that finally completed ``step``'s index, if known: its model
     call's reply, else the text its terminal event reports."""
-    chain = {a.id: b for a, b in consecutive(log, log.steps()) if a.outcome == "retrying"}
+    chain = {a.id: b for a, b in _consecutive(log, log.steps()) if a.outcome == "retrying"}
     current = chain.get(step.id)
     while current is not None and current.outcome == "retrying":
         current = chain.get(current.id)
@@ -382,7 +380,7 @@ def _strip_all(text: str, pieces: list[str]) -> str:
 
 def check_no_partial_content_saved(log: RunLog) -> None:
     """See :func:`~.assert_no_partial_content_saved`."""
-    calls = call_of(log)
+    calls = _call_of(log)
     for step in log.steps():
         if step.outcome == "retrying":
             _check_saved(log, step, _partial(log, step, calls), _recovered(log, step, calls))
