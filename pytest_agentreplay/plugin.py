@@ -24,8 +24,7 @@ if TYPE_CHECKING:
     from .cassettes.session import CassetteSession
     from .fakes import FakeModel
     from .harness.report import CassetteUse, Report
-    from .harness.settings import Settings
-    from .hooks import AgentReplaySettings
+    from .harness.settings import AgentReplaySettings, TestSettings
     from .redact import Scrubber
     from .transport.router import Router
 
@@ -37,7 +36,7 @@ _FAILED: pytest.StashKey[bool] = pytest.StashKey()
 _SETTINGS: pytest.StashKey[AgentReplaySettings] = pytest.StashKey()
 _SCRUBBER: pytest.StashKey[Scrubber] = pytest.StashKey()
 _REPORT: pytest.StashKey[Report] = pytest.StashKey()
-_RESOLVED: pytest.StashKey[Settings] = pytest.StashKey()
+_RESOLVED: pytest.StashKey[TestSettings] = pytest.StashKey()
 _ORDER: pytest.StashKey[dict[str, int]] = pytest.StashKey()
 _RUN_STARTED: pytest.StashKey[float] = pytest.StashKey()
 _RUN_STARTED_KEY = "agentreplay_run_started"
@@ -61,7 +60,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 @pytest.hookimpl(trylast=True)  # after xdist's, which registers its distributing session
 def pytest_configure(config: pytest.Config) -> None:
     from .harness.report import Report
-    from .hooks import AgentReplaySettings
+    from .harness.settings import AgentReplaySettings
 
     config.addinivalue_line("markers", MARKER_HELP)
     settings = AgentReplaySettings()
