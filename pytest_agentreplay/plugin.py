@@ -478,15 +478,15 @@ def _remember_unplayed(config: pytest.Config) -> None:
     """Merge this run's unplayed interactions into pytest's cache, for
     ``agentreplay lint`` (cassettes this run did not use keep what an earlier run
     found)."""
-    from .harness.report import UNPLAYED_CACHE_KEY
-
     cache = getattr(config, "cache", None)
     report = config.stash.get(_REPORT, None)
     if cache is None or report is None:
         return
     found = report.unplayed_by_path()
     if found:
-        cache.set(UNPLAYED_CACHE_KEY, {**(cache.get(UNPLAYED_CACHE_KEY, {}) or {}), **found})
+        from .cassettes.unplayed import remember
+
+        remember(cache, found)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -22,7 +22,7 @@ from .. import sse
 from ..cassettes.fields import looks_like_sse
 from ..cassettes.io import CassetteFormatError, detect_format, loads
 from ..cassettes.model import RecordedEvent
-from ..harness.report import UNPLAYED_CACHE_KEY
+from ..cassettes.unplayed import last_run_unplayed
 from ..redact import Scrubber
 from .analysis import Source, View, decode_source, event_label, read_bytes, views
 from .common import EXIT_FINDINGS, EXIT_OK, LINT_CHECKS, Output, cassette_files
@@ -264,27 +264,8 @@ def _check_interactions(ctx: _Context) -> None:
                 check(ctx, item)
 
 
-UNPLAYED_CACHE = Path(".pytest_cache", "v", *UNPLAYED_CACHE_KEY.split("/"))
-
-
-def _last_run_unplayed(path: Path) -> list[int] | None:
-    """The interactions of ``path`` no test played in the last run that used it, from
-    the nearest pytest cache above the file; ``None`` when no run recorded it."""
-    absolute = path.resolve()
-    for folder in absolute.parents:
-        cache = folder / UNPLAYED_CACHE
-        if cache.is_file():
-            try:
-                known = json.loads(cache.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                return None
-            value = known.get(str(absolute)) if isinstance(known, dict) else None
-            return [i for i in value if isinstance(i, int)] if isinstance(value, list) else None
-    return None
-
-
 def _check_unplayed(ctx: _Context) -> None:
-    for index in _last_run_unplayed(ctx.source.path) or ():
+    for index in last_run_unplayed(ctx.source.path) or ():
         if index < len(ctx.source.cassette.interactions):
             ctx.add(
                 "unplayed",
