@@ -2,8 +2,9 @@
 
 ``agentreplay inspect | lint | fold | redact | convert | diff``; ``agentreplay
 COMMAND --help`` describes each. This module only builds the argument parser and
-dispatches: each subcommand lives in a private ``_cli_*`` module imported when it
-runs, so ``agentreplay --help`` does not pay for pydantic, PyYAML or the codecs.
+dispatches: each subcommand lives in a module of this package (``inspect``,
+``lint``, ``redact``, ``convert``, ``diff``) imported when it runs, so
+``agentreplay --help`` does not pay for pydantic, PyYAML or the codecs.
 
 Exit codes, for every subcommand: 0 success (clean), 1 findings (``lint``
 problems, ``diff`` differences, ``redact --check`` changes, a secret that stopped

@@ -17,8 +17,15 @@ MARKER_HELP = (
 
 
 def add_options(parser: pytest.Parser) -> None:
-    """Register every option in one ``agentreplay`` group, each ``--agentreplay-`` prefixed."""
-    group = parser.getgroup("agentreplay", "LLM agent record/replay (pytest-agentreplay)")
+    """Register every option in one ``agentreplay`` group, each ``--agentreplay-`` prefixed,
+    and the ``agentreplay_*`` ini keys."""
+    _add_command_line(
+        parser.getgroup("agentreplay", "LLM agent record/replay (pytest-agentreplay)")
+    )
+    _add_ini(parser)
+
+
+def _add_command_line(group: pytest.OptionGroup) -> None:
     group.addoption(
         "--agentreplay-record-mode",
         choices=RECORD_MODES,
@@ -45,6 +52,9 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         help="Block egress in every test, not only in tests that use agentreplay.",
     )
+
+
+def _add_ini(parser: pytest.Parser) -> None:
     parser.addini("agentreplay_record_mode", "Default record mode.", default="none")
     parser.addini(
         "agentreplay_cassette_dir",

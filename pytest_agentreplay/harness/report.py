@@ -10,12 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
-__all__ = ["UNPLAYED_CACHE_KEY", "CassetteUse", "Report"]
-
-
-UNPLAYED_CACHE_KEY = "agentreplay/unplayed"
-"""The pytest cache key under which a run leaves, per cassette it replayed, the
-interactions no test played (``.pytest_cache/v/agentreplay/unplayed``)."""
+__all__ = ["CassetteUse", "Report"]
 
 
 @dataclass

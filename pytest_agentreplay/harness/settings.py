@@ -1,4 +1,9 @@
-"""Per-test settings: the command line over the marker, the marker over the
+"""The plugin's two kinds of settings: for the session, and for one test.
+
+:class:`AgentReplaySettings` is the session's: the ``pytest_agentreplay_configure``
+hook (:mod:`pytest_agentreplay.hooks`) changes it once, at configure time, to add
+scrubbing rules, matchers and defaults. :class:`TestSettings` is what one test
+resolves to: the command line over the marker, the marker over the
 ``agentreplay_config`` fixture, that over the ini file.
 
 Marker arguments (and the fixture's keys, which are the same) are validated when
@@ -8,8 +13,8 @@ keyword, so a typo never silently falls back to a default.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -17,9 +22,9 @@ import pytest
 from .options import RECORD_MODES
 
 if TYPE_CHECKING:
-    from ..hooks import AgentReplaySettings
+    from ..cassettes.model import Interaction, RecordedRequest
 
-__all__ = ["MARKER_KEYS", "Settings", "resolve"]
+__all__ = ["MARKER_KEYS", "AgentReplaySettings", "TestSettings", "match_on_for", "resolve"]
 
 MARKER_KEYS = frozenset(
     {
@@ -35,9 +40,36 @@ MARKER_KEYS = frozenset(
 )
 
 
+@dataclass
+class AgentReplaySettings:
+    """Session-wide settings the ``pytest_agentreplay_configure`` hook may change.
+
+    ``redact_headers`` / ``redact_query_params`` / ``redact_body_keys`` extend the
+    default scrubbing rules; ``scrubbers`` run after them on every interaction
+    written; ``matchers`` add named key parts usable in ``match_on``
+    (a matcher maps a recorded request to a hashable value); ``match_on`` is the
+    default for tests whose marker does not set one; ``pace`` replays streams at
+    their recorded timing times ``pace`` (``None``: as fast as read);
+    ``chunking`` re-chunks replayed streams; ``max_body_bytes`` caps recording.
+    """
+
+    redact_headers: set[str] = field(default_factory=set)
+    redact_query_params: set[str] = field(default_factory=set)
+    redact_body_keys: set[str] = field(default_factory=set)
+    scrubbers: list[Callable[[Interaction], Interaction]] = field(default_factory=list)
+    matchers: dict[str, Callable[[RecordedRequest], Any]] = field(default_factory=dict)
+    match_on: tuple[str, ...] | None = None
+    pace: float | None = None
+    chunking: Any = "event"
+    max_body_bytes: int = 64 * 1024 * 1024
+    save_on_failure: bool = False
+
+
 @dataclass(frozen=True)
-class Settings:
-    """What the plugin does for one test."""
+class TestSettings:
+    """What the plugin does for one test (see :func:`resolve`)."""
+
+    __test__ = False  # a plain class, not a test class to collect
 
     record_mode: str = "none"
     cassette: str | None = None
@@ -84,7 +116,7 @@ def _hosts(value: Any, where: str) -> tuple[str, ...]:
     )
 
 
-def resolve(item: pytest.Item, defaults: dict[str, Any] | None = None) -> Settings:
+def resolve(item: pytest.Item, defaults: dict[str, Any] | None = None) -> TestSettings:
     """The settings of ``item``: CLI > marker > ``defaults`` (the ``agentreplay_config``
     fixture) > ini > built-in defaults."""
     config = item.config
@@ -105,7 +137,7 @@ def resolve(item: pytest.Item, defaults: dict[str, Any] | None = None) -> Settin
     )
     strict = config.getoption("agentreplay_strict") or bool(marker.get("strict", False))
     block_loopback = bool(marker.get("block_loopback", config.getini("agentreplay_block_loopback")))
-    return Settings(
+    return TestSettings(
         record_mode=mode,
         cassette=_optional_str(marker.get("cassette"), "cassette", item.nodeid),
         match_on=_match_on(marker.get("match_on"), item.nodeid),
@@ -146,7 +178,7 @@ def _pace(value: Any, where: str) -> float | None:
     return float(value)
 
 
-def match_on_for(settings: Settings, session: AgentReplaySettings) -> tuple[Any, ...] | None:
+def match_on_for(settings: TestSettings, session: AgentReplaySettings) -> tuple[Any, ...] | None:
     """The test's ``match_on`` with names of custom matchers (from the configure hook)
     replaced by the matchers themselves."""
     names = settings.match_on or session.match_on

@@ -25,85 +25,17 @@ from typing import Any
 
 from pytest_agentreplay.sse import SSEEvent
 
+from ._openai_responses_events import (
+    ITEM_STRINGS,
+    KNOWN_EVENT_TYPES,
+    LIFECYCLE,
+    PART_STRINGS,
+    PROGRESS,
+    TERMINAL,
+)
 from .base import Codec, Folded
 
-__all__ = ["KNOWN_EVENT_TYPES", "fold_events"]
-
-_LIFECYCLE = frozenset({"response.created", "response.queued", "response.in_progress"})
-_TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
-# Events that only report progress; the item's final state arrives in
-# response.output_item.done. Checked (their output_index must be open), not folded.
-_PROGRESS = frozenset(
-    {
-        "response.web_search_call.in_progress",
-        "response.web_search_call.searching",
-        "response.web_search_call.completed",
-        "response.file_search_call.in_progress",
-        "response.file_search_call.searching",
-        "response.file_search_call.completed",
-        "response.code_interpreter_call.in_progress",
-        "response.code_interpreter_call.interpreting",
-        "response.code_interpreter_call.completed",
-        "response.image_generation_call.in_progress",
-        "response.image_generation_call.generating",
-        "response.image_generation_call.completed",
-        "response.image_generation_call.partial_image",
-        "response.mcp_call.in_progress",
-        "response.mcp_call.completed",
-        "response.mcp_call.failed",
-        "response.mcp_list_tools.in_progress",
-        "response.mcp_list_tools.completed",
-        "response.mcp_list_tools.failed",
-        "response.compaction.compacting",
-        "response.shell_call_command.added",
-        "response.shell_call_command.delta",
-        "response.shell_call_command.done",
-        "response.shell_call_output_content.delta",
-        "response.shell_call_output_content.done",
-        "response.audio.delta",
-        "response.audio.done",
-        "response.audio.transcript.delta",
-        "response.audio.transcript.done",
-    }
-)
-# Item-level string deltas: event type -> (item field, field of the .done event).
-_ITEM_STRINGS: dict[str, tuple[str, str | None]] = {
-    "response.function_call_arguments.delta": ("arguments", None),
-    "response.function_call_arguments.done": ("arguments", "arguments"),
-    "response.mcp_call_arguments.delta": ("arguments", None),
-    "response.mcp_call_arguments.done": ("arguments", "arguments"),
-    "response.custom_tool_call_input.delta": ("input", None),
-    "response.custom_tool_call_input.done": ("input", "input"),
-    "response.code_interpreter_call_code.delta": ("code", None),
-    "response.code_interpreter_call_code.done": ("code", "code"),
-}
-# Content-part string deltas: event type -> (part type, part field, field of .done).
-_PART_STRINGS: dict[str, tuple[str, str, str | None]] = {
-    "response.output_text.delta": ("output_text", "text", None),
-    "response.output_text.done": ("output_text", "text", "text"),
-    "response.refusal.delta": ("refusal", "refusal", None),
-    "response.refusal.done": ("refusal", "refusal", "refusal"),
-    "response.reasoning_text.delta": ("reasoning_text", "text", None),
-    "response.reasoning_text.done": ("reasoning_text", "text", "text"),
-}
-_OTHER_HANDLED = frozenset(
-    {
-        "error",
-        "response.output_item.added",
-        "response.output_item.done",
-        "response.content_part.added",
-        "response.content_part.done",
-        "response.output_text.annotation.added",
-        "response.reasoning_summary_part.added",
-        "response.reasoning_summary_part.done",
-        "response.reasoning_summary_text.delta",
-        "response.reasoning_summary_text.done",
-    }
-)
-KNOWN_EVENT_TYPES = frozenset(
-    _LIFECYCLE | _TERMINAL | _PROGRESS | set(_ITEM_STRINGS) | set(_PART_STRINGS) | _OTHER_HANDLED
-)
-"""Every event type this fold understands; anything else is ``Folded.unknown``."""
+__all__ = ["fold_events"]
 
 
 def fold_events(codec: Codec, events: Sequence[SSEEvent], *, strict: bool = False) -> Folded:
@@ -195,7 +127,7 @@ class _Fold:
                 raise self.fail("unknown event type (strict mode)", "type")
             self.unknown.append(self.index)
             return
-        if kind in _LIFECYCLE:
+        if kind in LIFECYCLE:
             self.lifecycle(data)
             return
         if self.snapshot is None:
@@ -204,13 +136,13 @@ class _Fold:
         handler(data)
 
     def handler(self, kind: str) -> Callable[[dict[str, Any]], None]:
-        if kind in _TERMINAL:
+        if kind in TERMINAL:
             return self.finish
-        if kind in _PROGRESS:
+        if kind in PROGRESS:
             return self.progress
-        if kind in _ITEM_STRINGS:
+        if kind in ITEM_STRINGS:
             return self.item_string
-        if kind in _PART_STRINGS:
+        if kind in PART_STRINGS:
             return self.part_string
         handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             "response.output_item.added": self.item_added,
@@ -333,7 +265,7 @@ class _Fold:
 
     def item_string(self, data: dict[str, Any]) -> None:
         item = self.open_item(data)
-        field, done_field = _ITEM_STRINGS[self.kind]
+        field, done_field = ITEM_STRINGS[self.kind]
         self.apply_string(item, field, data, done_field)
 
     def apply_string(
@@ -404,7 +336,7 @@ class _Fold:
 
     def part_string(self, data: dict[str, Any]) -> None:
         parts, index = self.open_part(data)
-        part_type, field, done_field = _PART_STRINGS[self.kind]
+        part_type, field, done_field = PART_STRINGS[self.kind]
         part = parts[index]
         if part.get("type") != part_type:
             raise self.fail(

@@ -74,43 +74,48 @@ def _plan(reply: Reply, ctx: RenderContext) -> _Plan:
     item is ``incomplete`` when the reply was cut by ``max_tokens``.
     """
     parts = [] if reply.fault is not None and reply.fault.kind == "empty" else reply.parts
-    refusal = reply.stop == "refusal"
     response_id = ctx.ids.hex("resp_", 50)
     items: list[dict[str, Any]] = []
     for part in parts:
         if isinstance(part, Text):
             if not items or items[-1]["type"] != "message":
-                items.append(
-                    {
-                        "id": ctx.ids.hex("msg_", 50),
-                        "type": "message",
-                        "status": "completed",
-                        "content": [],
-                        "role": "assistant",
-                    }
-                )
-            items[-1]["content"].append(
-                {"type": "refusal", "refusal": part.text}
-                if refusal
-                else {"type": "output_text", "annotations": [], "logprobs": [], "text": part.text}
-            )
+                items.append(_message_item(ctx.ids.hex("msg_", 50)))
+            items[-1]["content"].append(_text_content(part, refusal=reply.stop == "refusal"))
         elif isinstance(part, ToolCall):
-            item_id = ctx.ids.hex("fc_", 50)
-            items.append(
-                {
-                    "id": item_id,
-                    "type": "function_call",
-                    "status": "completed",
-                    "arguments": json_data(part.args),
-                    "call_id": part.id or ctx.ids.new("call_", 24),
-                    "name": part.name,
-                }
-            )
+            items.append(_function_call_item(part, ctx))
         else:
             items.append(_reasoning_item(part, ctx.ids.hex("rs_", 50)))
     if reply.stop == "max_tokens" and items and "status" in items[-1]:
         items[-1]["status"] = "incomplete"
     return _Plan(response_id=response_id, output=items)
+
+
+def _message_item(item_id: str) -> dict[str, Any]:
+    return {
+        "id": item_id,
+        "type": "message",
+        "status": "completed",
+        "content": [],
+        "role": "assistant",
+    }
+
+
+def _text_content(part: Text, *, refusal: bool) -> dict[str, Any]:
+    if refusal:
+        return {"type": "refusal", "refusal": part.text}
+    return {"type": "output_text", "annotations": [], "logprobs": [], "text": part.text}
+
+
+def _function_call_item(part: ToolCall, ctx: RenderContext) -> dict[str, Any]:
+    item_id = ctx.ids.hex("fc_", 50)
+    return {
+        "id": item_id,
+        "type": "function_call",
+        "status": "completed",
+        "arguments": json_data(part.args),
+        "call_id": part.id or ctx.ids.new("call_", 24),
+        "name": part.name,
+    }
 
 
 def _reasoning_item(part: Thinking, item_id: str) -> dict[str, Any]:
@@ -129,25 +134,18 @@ def _response(reply: Reply, ctx: RenderContext, plan: _Plan, *, final: bool) -> 
     raw = _raw(ctx)
     incomplete = final and reply.stop == "max_tokens"
     background = bool(raw.get("background") or False)
-    status = (
-        ("incomplete" if incomplete else "completed")
-        if final
-        else ("queued" if background else "in_progress")
-    )
     tier = raw.get("service_tier") or "auto"
     body: dict[str, Any] = {
         "id": plan.response_id,
         "object": "response",
         "created_at": ctx.created,
-        "status": status,
+        "status": _status(final=final, incomplete=incomplete, background=background),
         "background": background,
         "completed_at": ctx.created if final else None,
     }
     conversation = raw.get("conversation")
     if conversation is not None:
-        body["conversation"] = (
-            {"id": conversation} if isinstance(conversation, str) else dict(conversation)
-        )
+        body["conversation"] = _conversation_echo(conversation)
     body.update(
         {
             "error": None,
@@ -181,6 +179,16 @@ def _response(reply: Reply, ctx: RenderContext, plan: _Plan, *, final: bool) -> 
         }
     )
     return body
+
+
+def _status(*, final: bool, incomplete: bool, background: bool) -> str:
+    if final:
+        return "incomplete" if incomplete else "completed"
+    return "queued" if background else "in_progress"
+
+
+def _conversation_echo(conversation: Any) -> dict[str, Any]:
+    return {"id": conversation} if isinstance(conversation, str) else dict(conversation)
 
 
 def _reasoning_echo(value: Any) -> dict[str, Any]:

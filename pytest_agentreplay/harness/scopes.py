@@ -1,0 +1,164 @@
+"""What the plugin opens for one test: its router, its cassette, its fake models.
+
+The fixtures of :mod:`pytest_agentreplay.plugin` (and the marker's fixture) enter
+these scopes. A test may ask for a scope twice, in either order (the marker, then
+the ``agentreplay`` fixture, or an autouse fixture of a conftest first): the
+second request joins the scope already open, which is closed by whoever opened it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import TYPE_CHECKING
+
+import pytest
+
+from .state import RunState, TestState
+
+if TYPE_CHECKING:
+    from ..cassettes.handle import AgentReplay
+    from ..cassettes.session import CassetteSession
+    from ..fakes import FakeModel
+    from ..transport.router import Router
+
+__all__ = ["cassette_scope", "fake_model", "router_scope"]
+
+
+@contextmanager
+def router_scope(request: pytest.FixtureRequest) -> Iterator[Router]:
+    """Intercept for one test: a router with the egress rules its settings give."""
+    item = request.node
+    state = TestState.of(item)
+    if state.router is not None:
+        yield state.router
+        return
+    from ..transport.router import Router, intercepting
+    from .settings import resolve
+
+    settings = state.settings = resolve(item, request.getfixturevalue("agentreplay_config"))
+    router = state.router = Router(
+        test=item.nodeid,
+        allow_hosts=settings.allow_hosts,
+        allow_loopback=not settings.block_loopback,
+        hint=f"Record it with: pytest '{item.nodeid}' --agentreplay-record-mode=new_episodes",
+        mask=RunState.of(item.config).mask,
+    )
+    try:
+        with intercepting(router):
+            yield router
+    finally:
+        state.router = None
+
+
+@contextmanager
+def cassette_scope(request: pytest.FixtureRequest, router: Router) -> Iterator[AgentReplay]:
+    """One test's cassette on ``router``: opened, played or recorded, then finished."""
+    item = request.node
+    state = TestState.of(item)
+    if state.handle is not None:
+        yield state.handle
+        return
+    from ..cassettes.handle import AgentReplay
+
+    run = RunState.of(item.config)
+    session = _open_cassette(item, run, router)
+    state.sessions.append(session)
+    router.add(session)
+    router.recorder = session.recorder()
+    router.block = not session.recording
+    handle = state.handle = AgentReplay(session, router)
+    try:
+        with _non_httpx_clients(run, session, router):
+            yield handle
+    finally:
+        state.handle = None
+        router.remove(session)
+        router.recorder = None
+        _close_cassette(item, run, session, router)
+        # Strict mode has read it (in the call phase); the item lives until the run
+        # ends, and must not keep every test's cassette in memory until then.
+        state.sessions.remove(session)
+
+
+def fake_model(request: pytest.FixtureRequest, router: Router, name: str) -> FakeModel:
+    """A fake model on ``router`` for the test, detached when the test ends."""
+    from ..fakes import FakeModel
+
+    fake = FakeModel(name=name).attach(router)
+    TestState.of(request.node).fakes.append(fake)
+    request.addfinalizer(fake.detach)
+    return fake
+
+
+def _non_httpx_clients(
+    run: RunState, session: CassetteSession, router: Router
+) -> AbstractContextManager[None]:
+    """vcrpy records and replays requests / urllib3 / aiohttp into the same cassette,
+    when it is installed and wanted (``agentreplay_vcr``: patching their modules costs
+    about 2 ms a test, so by default it is done only where it can matter)."""
+    from ..cassettes import vcr_bridge
+
+    if run.vcr == "never" or not vcr_bridge.available():
+        return nullcontext()
+    if run.vcr == "auto" and not session.recording and not vcr_bridge.clients_imported():
+        router.hint += f" {vcr_bridge.SKIPPED_HINT}"
+        return nullcontext()
+    return vcr_bridge.vcr_cassette(session)
+
+
+def _open_cassette(item: pytest.Item, run: RunState, router: Router) -> CassetteSession:
+    from ..cassettes.session import CassetteSession
+    from ..transport.playback import resolve_chunking
+    from .paths import cassette_path
+    from .settings import match_on_for
+
+    settings, config, session = TestState.of(item).settings, item.config, run.settings
+    assert settings is not None  # resolved when the router opened
+    return CassetteSession(
+        path=cassette_path(item, config.getini("agentreplay_cassette_dir"), settings.cassette),
+        record_mode=settings.record_mode,
+        router=router,
+        scrubber=run.scrubber(),
+        test=item.nodeid,
+        match_on=match_on_for(settings, session),
+        chunker=resolve_chunking(session.chunking),
+        pace=settings.pace if settings.pace is not None else session.pace,
+        allow_incomplete=settings.allow_incomplete,
+        save_on_failure=bool(config.getoption("agentreplay_save_on_failure"))
+        or session.save_on_failure,
+        max_body_bytes=session.max_body_bytes,
+        run_started=run.run_started,
+        rerecord=f"pytest '{item.nodeid}' --agentreplay-record-mode=new_episodes "
+        f"(or =rewrite to record it afresh)",
+    )
+
+
+def _close_cassette(
+    item: pytest.Item, run: RunState, session: CassetteSession, router: Router
+) -> None:
+    """Finish the cassette (write what was recorded) and note its use for the summary."""
+    from .report import CassetteUse
+
+    state = TestState.of(item)
+    use = CassetteUse(
+        test=item.nodeid,
+        order=run.order.get(item.nodeid, 0),
+        path=str(session.path),
+        record_mode=session.record_mode,
+        replayed=sum(1 for c in session.calls if c.source == "cassette"),
+        unplayed=session.unplayed,
+        # The summary may print these (CI logs are public): masked as messages are,
+        # URLs scrubbed as in a cassette (``?key=`` and the like).
+        live_calls=[session.scrubber.mask(call) for call in router.live_calls],
+        blocked=[session.scrubber.mask(call) for call in router.blocked],
+    )
+    run.report.add(use)
+    state.uses.append(use)
+    result = session.finish(failed=state.failed)
+    use.recorded, use.written, use.not_written_reason = (
+        result.recorded,
+        result.written,
+        result.reason,
+    )
+    use.block = result.block

@@ -1,0 +1,194 @@
+"""The plugin's run state: one object for the session, one for each test.
+
+What the hooks and fixtures share lives in two objects, each under one stash key
+(as syrupy keeps its one ``SnapshotSession``): :class:`RunState` in
+``config.stash`` (the configure hook's settings, the summary's report, the
+session scrubber, collection order) and :class:`TestState` in ``item.stash`` (the
+test's resolved settings, its router, cassette sessions and fake models).
+
+The ``pytest11`` entry module imports this one at start-up, so it imports nothing
+heavy: the scrubber, the cassette merge and the cache are imported when used.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .report import Report
+from .settings import AgentReplaySettings, TestSettings
+
+if TYPE_CHECKING:
+    from ..cassettes.handle import AgentReplay
+    from ..cassettes.session import CassetteSession
+    from ..fakes import FakeModel
+    from ..redact import Scrubber
+    from ..transport.router import Router
+    from .report import CassetteUse
+
+__all__ = ["RUN_STARTED_KEY", "RUN_STATE", "TEST_STATE", "RunState", "TestState"]
+
+RUN_STATE: pytest.StashKey[RunState] = pytest.StashKey()
+"""Where ``config.stash`` keeps the session's :class:`RunState`."""
+
+TEST_STATE: pytest.StashKey[TestState] = pytest.StashKey()
+"""Where ``item.stash`` keeps a test's :class:`TestState` (only tests that use us have one)."""
+
+RUN_STARTED_KEY = "agentreplay_run_started"
+"""The key of the run's start time in an xdist worker's ``workerinput``."""
+
+_VCR_CHOICES = ("auto", "always", "never")
+
+
+@dataclass(eq=False)
+class RunState:
+    """What the session knows: built once at configure time, read by every test."""
+
+    settings: AgentReplaySettings
+    """The session's settings, as the ``pytest_agentreplay_configure`` hook left them."""
+    vcr: str
+    """``agentreplay_vcr``: when vcrpy serves the clients that are not httpx."""
+    run_started: float
+    """When the run started (the controller's clock under xdist): recordings keep it."""
+    block_network: bool
+    """``--agentreplay-block-network``: every test is intercepted, not only ours."""
+    report: Report = field(default_factory=Report)
+    order: dict[str, int] = field(default_factory=dict)
+    """Each test's place in the collection (the same on every xdist worker)."""
+    _scrubber: Scrubber | None = None
+
+    @classmethod
+    def start(cls, config: pytest.Config) -> RunState:
+        """The session's state, after the configure hook has changed its settings."""
+        settings = AgentReplaySettings()
+        config.hook.pytest_agentreplay_configure(config=config, settings=settings)
+        workerinput = getattr(config, "workerinput", {})
+        run = cls(
+            settings=settings,
+            vcr=_vcr_setting(config),
+            run_started=float(workerinput.get(RUN_STARTED_KEY, time.time())),
+            block_network=bool(
+                config.getoption("agentreplay_block_network")
+                or config.getini("agentreplay_block_network")
+            ),
+        )
+        config.stash[RUN_STATE] = run
+        return run
+
+    @staticmethod
+    def of(config: pytest.Config) -> RunState:
+        return config.stash[RUN_STATE]
+
+    def scrubber(self) -> Scrubber:
+        """The session scrubber: default rules plus the hook's, built on first use
+        (most tests never need it)."""
+        if self._scrubber is None:
+            from ..redact import Scrubber
+
+            s = self.settings
+            self._scrubber = Scrubber(
+                extra_headers=tuple(s.redact_headers),
+                extra_query_params=tuple(s.redact_query_params),
+                extra_body_keys=tuple(s.redact_body_keys),
+                custom=tuple(s.scrubbers),
+            )
+        return self._scrubber
+
+    def mask(self, text: str) -> str:
+        """``text`` with secrets masked by the session scrubber."""
+        return self.scrubber().mask(text)
+
+    def finish(self, cache: Any) -> None:
+        """At the end of the run (on the controller of an xdist run): cassettes that
+        tests on several workers wrote are put in test order, and unplayed
+        interactions are remembered in pytest's ``cache`` for ``agentreplay lint``."""
+        self._order_shared_cassettes()
+        found = self.report.unplayed_by_path()
+        if cache is not None and found:
+            from ..cassettes.unplayed import remember
+
+            remember(cache, found)
+
+    def _order_shared_cassettes(self) -> None:
+        """After an xdist run: cassettes written by several tests get their blocks of
+        interactions in collection order, so the file does not depend on worker timing."""
+        shared = self.report.shared_writes()
+        if not shared:
+            return  # the usual case, and a suite that does not use us: import nothing
+        from pathlib import Path
+
+        from ..cassettes.merge import order_blocks
+        from ..errors import AgentReplayError
+
+        for path, uses in shared.items():
+            try:
+                order_blocks(Path(path), [(u.order, u.block) for u in uses], self.scrubber())
+            except (AgentReplayError, OSError) as exc:
+                self.report.problems.append(f"could not put {path} in test order: {exc}")
+
+
+def _vcr_setting(config: pytest.Config) -> str:
+    wanted = str(config.getini("agentreplay_vcr")).strip().lower()
+    if wanted not in _VCR_CHOICES:
+        raise pytest.UsageError(
+            f"agentreplay_vcr = {wanted!r} in the ini file: use auto, always or never."
+        )
+    return wanted
+
+
+@dataclass(eq=False)
+class TestState:
+    """What one test that uses the plugin has open, and what it leaves for the run.
+
+    The router, the handle and the open cassette sessions are dropped when the test
+    ends: the item lives until the run ends, and must not keep every test's cassette
+    in memory until then.
+    """
+
+    __test__ = False  # a plain class, not a test class to collect
+
+    marked: bool = False
+    """Given the marker's fixture at collection: it must run before the test does."""
+    settings: TestSettings | None = None
+    """The test's settings, resolved when its router opens."""
+    router: Router | None = None
+    handle: AgentReplay | None = None
+    sessions: list[CassetteSession] = field(default_factory=list)
+    """The cassette sessions open in this test."""
+    fakes: list[FakeModel] = field(default_factory=list)
+    uses: list[CassetteUse] = field(default_factory=list)
+    """What the test did with its cassettes, for the summary (sent on under xdist)."""
+    failed: bool = False
+    """The test body failed: a failed test's cassette is not saved over an existing one."""
+
+    @staticmethod
+    def of(item: pytest.Item) -> TestState:
+        """The state of ``item``, made on first use."""
+        state = item.stash.get(TEST_STATE, None)
+        if state is None:
+            state = item.stash[TEST_STATE] = TestState()
+        return state
+
+    def problems(self) -> list[str]:
+        """Why a passing test body fails after all: what its fakes saw (unexpected
+        calls, calls after the script ran out, replies never requested) and, in strict
+        mode, the recorded interactions it left unplayed."""
+        found: list[str] = []
+        for fake in self.fakes:
+            fake.close_open_calls()
+            found.extend(fake.problems)
+        found.extend(self._unplayed())
+        return found
+
+    def _unplayed(self) -> list[str]:
+        if not self.sessions or self.settings is None or not self.settings.strict:
+            return []
+        return [
+            f"strict mode: {len(s.unplayed)} recorded interaction(s) of {s.path} were not "
+            f"played: #{', #'.join(map(str, s.unplayed))}"
+            for s in self.sessions
+            if s.unplayed
+        ]
