@@ -20,10 +20,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import CodecError
 from ..sse import SSEEvent
-from .routes import Provider
 
 if TYPE_CHECKING:  # the reply model (pydantic) is loaded by the codecs, not by replay
-    from ..model import Fault, Reply, Request, Usage
+    from ..model import Fault, Provider, Reply, Request, Usage
 
 __all__ = [
     "Codec",
