@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, overload
 from ..providers import codec_for, detect
 from ..providers.base import Codec, RenderContext
 from ..transport.answer import (
-    ERROR_EVENT_STATUS,
     Plan,
     for_error,
     for_events,
@@ -161,23 +160,11 @@ def _before_headers(plan: Plan) -> Playback:
     )
 
 
-def _as_http(fault: Fault, codec: Codec) -> Fault:
-    """An in-stream error on a call that is not streamed: the provider answers with the
-    same error as an HTTP status instead (as a fake model does)."""
-    from ..model import Fault  # noqa: PLC0415 - see the imports
-
-    error_type = fault.error_type or (
-        "overloaded_error" if codec.provider == "anthropic" else "server_error"
-    )
-    status = ERROR_EVENT_STATUS.get(error_type, 500)
-    return Fault.http(status, fault.message, error_type=error_type)
-
-
 def _body_playback(
     response: AnyResponse, fault: Fault | None, method: str, path: str, plan: Plan
 ) -> Playback:
     if fault is not None and fault.kind == "error_event":
-        fault = _as_http(fault, _codec(method, path))
+        fault = _codec(method, path).as_http_error(fault)
     if fault is not None and fault.kind == "http":
         return for_error(_codec(method, path), fault, RenderContext(), plan)
     body = b"" if fault is not None and fault.kind == "empty" else response.content()

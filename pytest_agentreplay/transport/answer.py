@@ -24,7 +24,6 @@ if TYPE_CHECKING:  # the reply model (pydantic): a recording plays without it
     from ..model import Fault, Reply
 
 __all__ = [
-    "ERROR_EVENT_STATUS",
     "Plan",
     "encode_lazily",
     "for_error",
@@ -32,26 +31,6 @@ __all__ = [
     "for_reply",
     "for_stream",
 ]
-
-# The HTTP status a provider uses for an error type when the call is not streamed.
-ERROR_EVENT_STATUS = {
-    "overloaded_error": 529,
-    "api_error": 500,
-    "rate_limit_error": 429,
-    "server_error": 500,
-    "rate_limit_exceeded": 429,
-    "invalid_request_error": 400,
-    "authentication_error": 401,
-    "permission_error": 403,
-    "not_found_error": 404,
-    "timeout_error": 504,
-}
-
-_DEFAULT_EVENT_ERROR = {
-    "anthropic": "overloaded_error",
-    "openai_chat": "server_error",
-    "openai_responses": "server_error",
-}
 
 OnEnd = Callable[[str, int], None]
 
@@ -291,12 +270,7 @@ def _json_reply(
         return for_error(codec, fault, ctx, plan)
     if fault is not None and fault.kind == "error_event":
         # Not streamed: the same failure arrives as the provider's HTTP error.
-        from ..model import Fault  # noqa: PLC0415 - see the imports (a fake has loaded it)
-
-        error_type = fault.error_type or _DEFAULT_EVENT_ERROR[codec.provider]
-        status = ERROR_EVENT_STATUS.get(error_type, 500)
-        as_http = Fault.http(status, fault.message, error_type=error_type)
-        return for_error(codec, as_http, ctx, plan)
+        return for_error(codec, codec.as_http_error(fault), ctx, plan)
     if fault is not None and fault.kind == "timeout" and fault.after_events is None:
         return _before_headers("timeout", plan)
     body = json_data(codec.render_body(reply, ctx)).encode("utf-8")
