@@ -315,7 +315,7 @@ def _open_cassette(item: pytest.Item, router: Router) -> CassetteSession:
     from .cassettes.session import CassetteSession
     from .harness.paths import cassette_path
     from .harness.settings import match_on_for
-    from .transport.playback import resolve_chunking
+    from .transport.chunking import resolve_chunking
 
     settings, config = item.stash[_RESOLVED], item.config
     session_settings = config.stash[_SETTINGS]

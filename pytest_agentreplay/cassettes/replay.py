@@ -21,6 +21,7 @@ from ..transport.answer import (
     for_events,
     for_reply,
     for_stream,
+    for_timeout,
 )
 from ..transport.egress import EgressBlocked
 from ..transport.playback import Playback
@@ -91,7 +92,7 @@ def playback_for(
         codec = codec_for(provider)
         return for_reply(codec, empty, RenderContext(), plan, streaming=response.is_stream)
     if fault is not None and fault.kind == "timeout" and fault.after_events is None:
-        return _before_headers(plan)
+        return for_timeout(plan)
     if response.events is None:
         return _body_playback(response, fault, method, path, plan)
     if fault is None and response.end in _RECORDED_FAULT:
@@ -151,13 +152,6 @@ def _tail(response: AnyResponse) -> bytes:
     """The unterminated last line of a recorded stream (replayed as it came)."""
     tail = response.tail
     return tail.encode("utf-8") if tail else b""
-
-
-def _before_headers(plan: Plan) -> Playback:
-    """A read timeout while waiting for the status line: no response at all."""
-    return Playback(
-        status=0, headers=[], events=[], ending="timeout", before_headers=True, on_end=plan.on_end
-    )
 
 
 def _body_playback(

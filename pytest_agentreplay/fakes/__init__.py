@@ -32,7 +32,9 @@ from ..model import Fault, ModelCall, Provider, Reply, Request
 from ..providers import codec_for, detect
 from ..providers.base import Codec, IdFactory, RenderContext, json_data
 from ..transport import answer as playbacks
-from ..transport.playback import ChunkingSpec, Gate, Playback, resolve_chunking, wait_event_async
+from ..transport.chunking import ChunkingSpec, resolve_chunking
+from ..transport.gate import Gate, wait_event_async
+from ..transport.playback import Playback
 from ..transport.router import Deferred, HTTPRequest, Router, active_router, intercepting
 
 __all__ = ["DEFAULT_HOSTS", "FakeModel", "HTTPCall", "ScriptItem"]

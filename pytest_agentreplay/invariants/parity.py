@@ -34,7 +34,8 @@ from ..runlog import Delta, RunLog
 from ..runlog.adapters import recorded_reply
 from ..runlog.normalize import normalize
 from ..transport.answer import Plan, for_error, for_reply
-from ..transport.playback import ChunkingSpec, Playback, resolve_chunking
+from ..transport.chunking import ChunkingSpec, resolve_chunking
+from ..transport.playback import Playback
 from ..transport.router import HTTPRequest, Router, active_router, intercepting
 from .report import fail
 

@@ -30,9 +30,12 @@ from urllib.parse import urlsplit
 
 from . import egress
 from . import lazy_pool as lazy
+from .delivery import Delivery
 from .egress import EgressBlocked, is_loopback
+from .gate import Gate
 from .import_hook import when_imported
-from .playback import Gate, Playback, Player, Tee
+from .playback import Playback
+from .tee import Tee
 
 __all__ = [
     "FAMILIES",
@@ -281,8 +284,8 @@ class Family:
         )
 
     def response(self, request: Any, playback: Playback, *, sync: bool) -> Any:
-        player = Player(playback, self)
-        stream = self.sync_stream(player) if sync else self.async_stream(player)
+        delivery = Delivery(playback, self)
+        stream = self.sync_stream(delivery) if sync else self.async_stream(delivery)
         return self.module.Response(
             status_code=playback.status,
             headers=playback.headers,
@@ -294,9 +297,9 @@ class Family:
 
 def _sync_stream_class(module: Any) -> type:
     class PlaybackStream(module.SyncByteStream):  # type: ignore[misc]
-        """A body played (or teed) by a :class:`Player` / :class:`Tee`."""
+        """A body played (or teed) by a :class:`Delivery` / :class:`Tee`."""
 
-        def __init__(self, player: Player | Tee) -> None:
+        def __init__(self, player: Delivery | Tee) -> None:
             self.player = player
 
         def __iter__(self) -> Iterator[bytes]:
@@ -310,9 +313,9 @@ def _sync_stream_class(module: Any) -> type:
 
 def _async_stream_class(module: Any) -> type:
     class AsyncPlaybackStream(module.AsyncByteStream):  # type: ignore[misc]
-        """A body played (or teed) by a :class:`Player` / :class:`Tee`, async."""
+        """A body played (or teed) by a :class:`Delivery` / :class:`Tee`, async."""
 
-        def __init__(self, player: Player | Tee) -> None:
+        def __init__(self, player: Delivery | Tee) -> None:
             self.player = player
 
         def __aiter__(self) -> Any:
