@@ -19,7 +19,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..sse import SSEDecoder
-from ..transport.router import Family, HTTPRequest
+from ..transport.patch import Family
+from ..transport.router import HTTPRequest
 from ..transport.tee import Tee
 from .fields import tail
 from .records import STREAM_ENDS, normalize_headers
