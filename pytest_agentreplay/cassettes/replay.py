@@ -5,14 +5,17 @@ event independent of length), optionally paced by the recorded arrival times,
 re-chunked by the chunking policy, and ending the way the recording ended (a cut
 connection is cut again, a timeout times out). A fault injected with
 ``agentreplay.inject(...)`` replaces the recorded ending, exactly as the same
-fault would on a fake model.
+fault would on a fake model. :func:`recorded_reply` is the other way to play a
+recording: the :class:`~..model.Reply` a recorded response holds, for a fake to
+render again (the non-streaming twin of a stream, a run log's reply).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, Any, overload
 
+from ..errors import CodecError
 from ..providers import codec_for, detect
 from ..providers.base import Codec, RenderContext
 from ..transport.answer import (
@@ -28,9 +31,10 @@ from ..transport.playback import Playback
 
 if TYPE_CHECKING:  # pydantic models; a recording played as it came loads neither
     from ..model import Fault
+    from .model import RecordedResponse
     from .records import AnyEvent, AnyInteraction, AnyResponse
 
-__all__ = ["REPLAY_FAULTS", "IncompleteRecordingError", "playback_for"]
+__all__ = ["REPLAY_FAULTS", "IncompleteRecordingError", "playback_for", "recorded_reply"]
 
 REPLAY_FAULTS = frozenset({"http", "cut", "timeout", "error_event", "empty"})
 """Fault kinds a replayed call can be failed with (``stall`` needs a fake model's
@@ -86,41 +90,62 @@ def playback_for(
         )
     provider = detect(method, path) if fault is not None and fault.kind == "empty" else None
     if provider is not None:  # a model call: the provider's own empty reply
-        from ..model import Reply  # noqa: PLC0415 - see the imports
-
-        empty = Reply(parts=[])
-        codec = codec_for(provider)
-        return for_reply(codec, empty, RenderContext(), plan, streaming=response.is_stream)
+        return _empty_reply(codec_for(provider), response, plan)
     if fault is not None and fault.kind == "timeout" and fault.after_events is None:
         return for_timeout(plan)
     if response.events is None:
         return _body_playback(response, fault, method, path, plan)
+    return _stream_playback(
+        response, response.events, fault, plan, method=method, path=path, pace=pace
+    )
+
+
+def _empty_reply(codec: Codec, response: AnyResponse, plan: Plan) -> Playback:
+    from ..model import Reply  # noqa: PLC0415 - see the imports
+
+    return for_reply(codec, Reply(parts=[]), RenderContext(), plan, streaming=response.is_stream)
+
+
+def _stream_playback(
+    response: AnyResponse,
+    events: Sequence[AnyEvent],
+    fault: Fault | None,
+    plan: Plan,
+    *,
+    method: str,
+    path: str,
+    pace: float | None,
+) -> Playback:
+    """A recorded stream, its events encoded one by one as pulled (no copy: see
+    :class:`~..transport.encode.StoredEvent`), ending as it was recorded unless
+    ``fault`` replaces the ending. Only a fault needs the provider's codec: a stream
+    replayed as it came loads none."""
     if fault is None and response.end in _RECORDED_FAULT:
         from ..model import Fault  # noqa: PLC0415 - see the imports
 
-        fault = Fault(kind=_RECORDED_FAULT[response.end], after_events=len(response.events))
-    schedule = _Schedule(response.events, pace) if pace is not None else None
-    # Events are encoded one by one as pulled, no copy (playbacks.StoredEvent).
+        fault = Fault(kind=_RECORDED_FAULT[response.end], after_events=len(events))
+    schedule = _Schedule(events, pace) if pace is not None else None
+    headers, tail = _headers(response), _tail(response)
     if fault is None:
         return for_stream(
-            response.events,
+            events,
             plan,
             status=response.status,
-            headers=_headers(response),
+            headers=headers,
             comments=True,
-            tail=_tail(response),
+            tail=tail,
             schedule=schedule,
         )
     return for_events(
         _codec(method, path),
-        response.events,
+        events,
         fault,
         RenderContext(),
         plan,
         status=response.status,
-        headers=_headers(response),
+        headers=headers,
         comments=True,
-        tail=_tail(response),
+        tail=tail,
         schedule=schedule,
     )
 
@@ -183,3 +208,16 @@ def _body_playback(
         chunker=plan.chunker,
         on_end=plan.on_end,
     )
+
+
+def recorded_reply(codec: Codec, response: RecordedResponse) -> Any:
+    """The reply a recorded response holds (a stream folded first), ``None`` for errors."""
+    try:
+        if response.events is not None:
+            folded = codec.fold_detailed(response.sse_events())
+            return None if folded.error else codec.to_reply(folded.body)
+        if response.status < 400 and isinstance(response.json_body, dict):
+            return codec.to_reply(response.json_body)
+    except (CodecError, KeyError, TypeError, ValueError):
+        return None
+    return None

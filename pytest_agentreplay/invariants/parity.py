@@ -24,14 +24,13 @@ from urllib.parse import urlsplit
 
 from ..cassettes import io as cassette_io
 from ..cassettes.model import Interaction, RecordedResponse
-from ..cassettes.replay import playback_for
+from ..cassettes.replay import playback_for, recorded_reply
 from ..errors import CodecError
 from ..fakes import FakeModel
 from ..model import Fault, ModelCall, Request
 from ..providers import codec_for, detect
 from ..providers.base import Codec, RenderContext
 from ..runlog import Delta, RunLog
-from ..runlog.adapters import recorded_reply
 from ..runlog.normalize import normalize
 from ..transport.answer import Plan, for_error, for_reply
 from ..transport.chunking import ChunkingSpec, resolve_chunking

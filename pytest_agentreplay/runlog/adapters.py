@@ -13,11 +13,12 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..cassettes.model import Interaction, RecordedResponse
+from ..cassettes.model import Interaction
+from ..cassettes.replay import recorded_reply
 from ..errors import CodecError
 from ..model import ModelCall, Outcome, Usage
 from ..providers import codec_for, detect
-from ..providers.base import Codec, RenderContext
+from ..providers.base import RenderContext
 from .entries import (
     Egress,
     Entry,
@@ -38,7 +39,6 @@ __all__ = [
     "feed_openai_agents_event",
     "openai_agents_entries",
     "pydantic_ai_entries",
-    "recorded_reply",
 ]
 
 # --- the model side: fakes, cassette handles ---------------------------------------
@@ -156,19 +156,6 @@ def _model_call(call: Any, interaction: Interaction, index: int) -> ModelCall | 
         events_sent=call.events_sent if interaction.response.is_stream else 0,
         reply=recorded_reply(codec, interaction.response),
     )
-
-
-def recorded_reply(codec: Codec, response: RecordedResponse) -> Any:
-    """The reply a recorded response holds (a stream folded first), ``None`` for errors."""
-    try:
-        if response.events is not None:
-            folded = codec.fold_detailed(response.sse_events())
-            return None if folded.error else codec.to_reply(folded.body)
-        if response.status < 400 and isinstance(response.json_body, dict):
-            return codec.to_reply(response.json_body)
-    except (CodecError, KeyError, TypeError, ValueError):
-        return None
-    return None
 
 
 def delivered_text(call: ModelCall) -> str:
