@@ -19,6 +19,7 @@ from ..errors import CodecError
 from ..providers import codec_for, detect
 from ..providers.base import Codec, RenderContext
 from ..transport.answer import (
+    Framing,
     Plan,
     for_error,
     for_events,
@@ -124,30 +125,16 @@ def _stream_playback(
         from ..model import Fault  # noqa: PLC0415 - see the imports
 
         fault = Fault(kind=_RECORDED_FAULT[response.end], after_events=len(events))
-    schedule = _Schedule(events, pace) if pace is not None else None
-    headers, tail = _headers(response), _tail(response)
-    if fault is None:
-        return for_stream(
-            events,
-            plan,
-            status=response.status,
-            headers=headers,
-            comments=True,
-            tail=tail,
-            schedule=schedule,
-        )
-    return for_events(
-        _codec(method, path),
-        events,
-        fault,
-        RenderContext(),
-        plan,
+    framing = Framing(
         status=response.status,
-        headers=headers,
+        headers=_headers(response),
         comments=True,
-        tail=tail,
-        schedule=schedule,
+        tail=_tail(response),
+        schedule=_Schedule(events, pace) if pace is not None else None,
     )
+    if fault is None:
+        return for_stream(events, plan, framing)
+    return for_events(_codec(method, path), events, fault, RenderContext(), plan, framing=framing)
 
 
 class _Schedule(Sequence[float]):

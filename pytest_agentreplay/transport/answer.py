@@ -17,7 +17,7 @@ was an error.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import chain, islice
 from typing import TYPE_CHECKING
 
@@ -31,7 +31,7 @@ from .playback import Ending, Playback
 if TYPE_CHECKING:  # the reply model (pydantic): a recording plays without it
     from ..model import Fault, Reply
 
-__all__ = ["Plan", "for_error", "for_events", "for_reply", "for_stream", "for_timeout"]
+__all__ = ["Framing", "Plan", "for_error", "for_events", "for_reply", "for_stream", "for_timeout"]
 
 OnEnd = Callable[[str, int], None]
 
@@ -85,27 +85,33 @@ def for_timeout(plan: Plan) -> Playback:
     )
 
 
-def for_stream(
-    events: Iterable[Event],
-    plan: Plan,
-    *,
-    status: int,
-    headers: Sequence[tuple[str, str]],
-    comments: bool = False,
-    tail: bytes = b"",
-    schedule: Sequence[float] | None = None,
-) -> Playback:
+@dataclass(frozen=True)
+class Framing:
+    """How a stream goes out around its events: the status and headers sent first
+    (``None``: the codec's), whether the events' comment lines are kept, an
+    unterminated ``tail`` sent after the last event (unless a fault cuts the body
+    first), and the ``schedule`` pacing the events (see
+    :attr:`~.playback.Playback.schedule`)."""
+
+    status: int = 200
+    headers: Sequence[tuple[str, str]] | None = None
+    comments: bool = False
+    tail: bytes = b""
+    schedule: Sequence[float] | None = None
+
+
+def for_stream(events: Iterable[Event], plan: Plan, framing: Framing) -> Playback:
     """A stream of ``events`` played to its end, no fault: :func:`for_events` without
     one. It needs no codec, so replaying a recording as it came never loads one (nor
     the pydantic reply model the codecs build)."""
     return Playback(
-        status=status,
-        headers=list(headers),
-        events=encode_lazily(events, comments=comments, tail=tail),
+        status=framing.status,
+        headers=list(framing.headers or ()),
+        events=encode_lazily(events, comments=framing.comments, tail=framing.tail),
         chunker=plan.chunker,
         gates=dict(plan.extra_gates),
         delay=plan.delay,
-        schedule=schedule,
+        schedule=framing.schedule,
         on_end=plan.on_end,
     )
 
@@ -117,43 +123,29 @@ def for_events(
     ctx: RenderContext,
     plan: Plan,
     *,
-    status: int = 200,
-    headers: Sequence[tuple[str, str]] | None = None,
-    comments: bool = False,
-    tail: bytes = b"",
-    schedule: Sequence[float] | None = None,
+    framing: Framing | None = None,
 ) -> Playback:
-    """A streamed response of ``events`` with ``fault`` striking after its event count.
-
-    ``comments`` keeps the events' comment lines; ``tail`` is sent after the last
-    event (unless a fault cuts the body first); ``schedule`` paces the events.
-    """
-    heads = list(headers) if headers is not None else _headers(codec, ctx, streaming=True)
+    """A streamed response of ``events`` with ``fault`` striking after its event count."""
+    framing = framing or Framing()
+    if framing.headers is None:  # drawn first, whatever the fault: ids come in one order
+        framing = replace(framing, headers=_headers(codec, ctx, streaming=True))
     if fault is None:
-        return for_stream(
-            events,
-            plan,
-            status=status,
-            headers=heads,
-            comments=comments,
-            tail=tail,
-            schedule=schedule,
-        )
+        return for_stream(events, plan, framing)
     if fault.kind == "http":
         return for_error(codec, fault, ctx, plan)
     if fault.kind == "timeout" and fault.after_events is None:
         return for_timeout(plan)
     strike = _strike(codec, events, fault, ctx, plan)
     return Playback(
-        status=status,
-        headers=heads,
-        events=encode_lazily(strike.events, comments=comments, tail=strike.tail(tail)),
+        status=framing.status,
+        headers=list(framing.headers or ()),
+        events=encode_lazily(strike.events, comments=framing.comments, tail=strike.tail(framing)),
         deliver=strike.deliver,
         ending=strike.ending,
         chunker=plan.chunker,
         gates=strike.gates,
         delay=plan.delay,
-        schedule=schedule,
+        schedule=framing.schedule,
         on_end=_outcome(plan, strike.outcome),
     )
 
@@ -170,8 +162,8 @@ class _Strike:
     outcome: str | None = None
     keeps_tail: bool = True
 
-    def tail(self, tail: bytes) -> bytes:
-        return tail if self.keeps_tail else b""
+    def tail(self, framing: Framing) -> bytes:
+        return framing.tail if self.keeps_tail else b""
 
 
 def _strike(
