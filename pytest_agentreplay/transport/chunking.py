@@ -86,13 +86,6 @@ class Chunking:
         """``data`` cut into chunks: ``b"".join(chunking.split(data)) == data``."""
         return list(self(iter([data])))
 
-    def next_sizes(self) -> Iterator[int]:
-        """The chunk sizes of one run, in order (endless; empty without ``sizes``)."""
-        if self.seed is None:
-            return cycle(self.sizes)
-        rng, largest = random.Random(self.seed), max(self.sizes)
-        return iter(lambda: rng.randint(1, largest), 0)
-
 
 Chunking.PER_EVENT = Chunking(events=True)
 Chunking.WHOLE = Chunking()
@@ -126,6 +119,14 @@ def is_per_event(chunker: Chunker) -> bool:
     return chunker is Chunking.PER_EVENT or chunker == Chunking.PER_EVENT
 
 
+def _sizes(chunking: Chunking) -> Iterator[int]:
+    """The chunk sizes of one run, in order (endless; empty without ``sizes``)."""
+    if chunking.seed is None:
+        return cycle(chunking.sizes)
+    rng, largest = random.Random(chunking.seed), max(chunking.sizes)
+    return iter(lambda: rng.randint(1, largest), 0)
+
+
 class _Cutter:
     """The state of one chunking run: a buffer, its absolute offset, pending cuts."""
 
@@ -135,7 +136,7 @@ class _Cutter:
         self.base = 0  # absolute offset of buffer[0]
         self.scanned = 0  # absolute offset up to which CRLF / UTF-8 / line ends were looked for
         self.cuts: set[int] = set()
-        self.sizes = chunking.next_sizes()
+        self.sizes = _sizes(chunking)
         self.next_size = 0
         self._advance_size()
 
