@@ -139,7 +139,7 @@ def _stream_playback(
 
 class _Schedule(Sequence[float]):
     """When each event may be sent (its recorded arrival time times ``pace``),
-    computed per event when the player asks, not for the whole stream up front."""
+    computed per event when the delivery asks, not for the whole stream up front."""
 
     def __init__(self, events: Sequence[AnyEvent], pace: float) -> None:
         self.events = events

@@ -91,7 +91,7 @@ class Deferred:
 
 
 class Handler(Protocol):
-    """Something that answers requests: a fake model, a cassette player."""
+    """Something that answers requests: a fake model, a cassette session."""
 
     def claims(self, request: HTTPRequest) -> bool:
         """Whether this handler answers ``request``."""
