@@ -3,11 +3,11 @@
 Builds one recorded Anthropic stream of 10, 1,000 and 100,000 events, and for
 each measures (median of repeats, the cassette already loaded, as in a test):
 
-* ``first``: from asking the player for the interaction's playback to holding
+* ``first``: from asking for the interaction's playback to holding
   the first chunk — what a client waits before its first token;
 * ``all``: draining every chunk (throughput, for scale).
 
-The player converts and encodes events as the client pulls them, so ``first``
+Replay converts and encodes events as the client pulls them, so ``first``
 should not grow with the length.
 
 Usage::
@@ -36,8 +36,8 @@ from pytest_agentreplay.cassettes.model import (
 )
 from pytest_agentreplay.cassettes.replay import playback_for
 from pytest_agentreplay.transport.answer import Plan
-from pytest_agentreplay.transport.playback import Player
-from pytest_agentreplay.transport.router import Family
+from pytest_agentreplay.transport.delivery import Delivery
+from pytest_agentreplay.transport.patch import Family
 
 DELTA = '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}'
 
@@ -52,16 +52,16 @@ def _interaction(n: int) -> Interaction:
     )
 
 
-def _player(interaction: Interaction) -> Player:
+def _delivery(interaction: Interaction) -> Delivery:
     playback = playback_for(
         interaction, method="POST", path="/v1/messages", fault=None, plan=Plan()
     )
-    return Player(playback, Family("httpx2", httpx2))
+    return Delivery(playback, Family("httpx2", httpx2))
 
 
 def _first(interaction: Interaction) -> float:
     started = time.perf_counter()
-    chunks = _player(interaction).iterate()
+    chunks = _delivery(interaction).iterate()
     next(chunks)
     elapsed = time.perf_counter() - started
     chunks.close()
@@ -70,7 +70,7 @@ def _first(interaction: Interaction) -> float:
 
 def _all(interaction: Interaction) -> float:
     started = time.perf_counter()
-    for _ in _player(interaction).iterate():
+    for _ in _delivery(interaction).iterate():
         pass
     return time.perf_counter() - started
 

@@ -15,8 +15,7 @@ from ._version import __version__
 if TYPE_CHECKING:
     from .errors import AgentReplayError, CodecError, SSEDecodeError, SSEEncodeError
     from .fakes import FakeModel
-    from .faults import FaultPlan
-    from .model import Fault, ModelCall, Reply, Request, Text, Thinking, ToolCall, Usage
+    from .model import Fault, FaultPlan, ModelCall, Reply, Request, Text, Thinking, ToolCall, Usage
     from .transport.egress import EgressBlocked
 
 __all__ = [
@@ -45,7 +44,7 @@ _LAZY = {
     "SSEEncodeError": ".errors",
     "EgressBlocked": ".transport.egress",
     "FakeModel": ".fakes",
-    "FaultPlan": ".faults",
+    "FaultPlan": ".model",
     "Fault": ".model",
     "ModelCall": ".model",
     "Reply": ".model",

@@ -2,7 +2,7 @@
 
 In record mode the router hands each live response to :class:`LiveRecorder`,
 which returns the same response with its body passed through a
-:class:`~..transport.playback.Tee`. An :class:`InteractionSink` watches the bytes go by:
+:class:`~..transport.tee.Tee`. An :class:`InteractionSink` watches the bytes go by:
 an SSE body is decoded event by event with each event's arrival time (seconds
 since the request was sent); any other body is kept whole. When the body ends —
 normally, cut, timed out, hung up on, or interrupted — the sink builds one
@@ -19,8 +19,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..sse import SSEDecoder
-from ..transport.playback import Tee
-from ..transport.router import Family, HTTPRequest
+from ..transport.patch import Family
+from ..transport.router import HTTPRequest
+from ..transport.tee import Tee
 from .fields import tail
 from .records import STREAM_ENDS, normalize_headers
 

@@ -5,32 +5,37 @@ event independent of length), optionally paced by the recorded arrival times,
 re-chunked by the chunking policy, and ending the way the recording ended (a cut
 connection is cut again, a timeout times out). A fault injected with
 ``agentreplay.inject(...)`` replaces the recorded ending, exactly as the same
-fault would on a fake model.
+fault would on a fake model. :func:`recorded_reply` is the other way to play a
+recording: the :class:`~..model.Reply` a recorded response holds, for a fake to
+render again (the non-streaming twin of a stream, a run log's reply).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, Any, overload
 
+from ..errors import CodecError
 from ..providers import codec_for, detect
 from ..providers.base import Codec, RenderContext
 from ..transport.answer import (
-    ERROR_EVENT_STATUS,
+    Framing,
     Plan,
     for_error,
     for_events,
     for_reply,
     for_stream,
+    for_timeout,
 )
 from ..transport.egress import EgressBlocked
 from ..transport.playback import Playback
 
 if TYPE_CHECKING:  # pydantic models; a recording played as it came loads neither
     from ..model import Fault
+    from .model import RecordedResponse
     from .records import AnyEvent, AnyInteraction, AnyResponse
 
-__all__ = ["REPLAY_FAULTS", "IncompleteRecordingError", "playback_for"]
+__all__ = ["REPLAY_FAULTS", "IncompleteRecordingError", "playback_for", "recorded_reply"]
 
 REPLAY_FAULTS = frozenset({"http", "cut", "timeout", "error_event", "empty"})
 """Fault kinds a replayed call can be failed with (``stall`` needs a fake model's
@@ -86,48 +91,55 @@ def playback_for(
         )
     provider = detect(method, path) if fault is not None and fault.kind == "empty" else None
     if provider is not None:  # a model call: the provider's own empty reply
-        from ..model import Reply  # noqa: PLC0415 - see the imports
-
-        empty = Reply(parts=[])
-        codec = codec_for(provider)
-        return for_reply(codec, empty, RenderContext(), plan, streaming=response.is_stream)
+        return _empty_reply(codec_for(provider), response, plan)
     if fault is not None and fault.kind == "timeout" and fault.after_events is None:
-        return _before_headers(plan)
+        return for_timeout(plan)
     if response.events is None:
         return _body_playback(response, fault, method, path, plan)
+    return _stream_playback(
+        response, response.events, fault, plan, method=method, path=path, pace=pace
+    )
+
+
+def _empty_reply(codec: Codec, response: AnyResponse, plan: Plan) -> Playback:
+    from ..model import Reply  # noqa: PLC0415 - see the imports
+
+    return for_reply(codec, Reply(parts=[]), RenderContext(), plan, streaming=response.is_stream)
+
+
+def _stream_playback(
+    response: AnyResponse,
+    events: Sequence[AnyEvent],
+    fault: Fault | None,
+    plan: Plan,
+    *,
+    method: str,
+    path: str,
+    pace: float | None,
+) -> Playback:
+    """A recorded stream, its events encoded one by one as pulled (no copy: see
+    :class:`~..transport.encode.StoredEvent`), ending as it was recorded unless
+    ``fault`` replaces the ending. Only a fault needs the provider's codec: a stream
+    replayed as it came loads none."""
     if fault is None and response.end in _RECORDED_FAULT:
         from ..model import Fault  # noqa: PLC0415 - see the imports
 
-        fault = Fault(kind=_RECORDED_FAULT[response.end], after_events=len(response.events))
-    schedule = _Schedule(response.events, pace) if pace is not None else None
-    # Events are encoded one by one as pulled, no copy (playbacks.StoredEvent).
-    if fault is None:
-        return for_stream(
-            response.events,
-            plan,
-            status=response.status,
-            headers=_headers(response),
-            comments=True,
-            tail=_tail(response),
-            schedule=schedule,
-        )
-    return for_events(
-        _codec(method, path),
-        response.events,
-        fault,
-        RenderContext(),
-        plan,
+        fault = Fault(kind=_RECORDED_FAULT[response.end], after_events=len(events))
+    framing = Framing(
         status=response.status,
         headers=_headers(response),
         comments=True,
         tail=_tail(response),
-        schedule=schedule,
+        schedule=_Schedule(events, pace) if pace is not None else None,
     )
+    if fault is None:
+        return for_stream(events, plan, framing)
+    return for_events(_codec(method, path), events, fault, RenderContext(), plan, framing=framing)
 
 
 class _Schedule(Sequence[float]):
     """When each event may be sent (its recorded arrival time times ``pace``),
-    computed per event when the player asks, not for the whole stream up front."""
+    computed per event when the delivery asks, not for the whole stream up front."""
 
     def __init__(self, events: Sequence[AnyEvent], pace: float) -> None:
         self.events = events
@@ -154,30 +166,11 @@ def _tail(response: AnyResponse) -> bytes:
     return tail.encode("utf-8") if tail else b""
 
 
-def _before_headers(plan: Plan) -> Playback:
-    """A read timeout while waiting for the status line: no response at all."""
-    return Playback(
-        status=0, headers=[], events=[], ending="timeout", before_headers=True, on_end=plan.on_end
-    )
-
-
-def _as_http(fault: Fault, codec: Codec) -> Fault:
-    """An in-stream error on a call that is not streamed: the provider answers with the
-    same error as an HTTP status instead (as a fake model does)."""
-    from ..model import Fault  # noqa: PLC0415 - see the imports
-
-    error_type = fault.error_type or (
-        "overloaded_error" if codec.provider == "anthropic" else "server_error"
-    )
-    status = ERROR_EVENT_STATUS.get(error_type, 500)
-    return Fault.http(status, fault.message, error_type=error_type)
-
-
 def _body_playback(
     response: AnyResponse, fault: Fault | None, method: str, path: str, plan: Plan
 ) -> Playback:
     if fault is not None and fault.kind == "error_event":
-        fault = _as_http(fault, _codec(method, path))
+        fault = _codec(method, path).as_http_error(fault)
     if fault is not None and fault.kind == "http":
         return for_error(_codec(method, path), fault, RenderContext(), plan)
     body = b"" if fault is not None and fault.kind == "empty" else response.content()
@@ -202,3 +195,16 @@ def _body_playback(
         chunker=plan.chunker,
         on_end=plan.on_end,
     )
+
+
+def recorded_reply(codec: Codec, response: RecordedResponse) -> Any:
+    """The reply a recorded response holds (a stream folded first), ``None`` for errors."""
+    try:
+        if response.events is not None:
+            folded = codec.fold_detailed(response.sse_events())
+            return None if folded.error else codec.to_reply(folded.body)
+        if response.status < 400 and isinstance(response.json_body, dict):
+            return codec.to_reply(response.json_body)
+    except (CodecError, KeyError, TypeError, ValueError):
+        return None
+    return None

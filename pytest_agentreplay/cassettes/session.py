@@ -34,8 +34,9 @@ from urllib.parse import urlsplit
 from ..errors import AgentReplayError
 from ..providers import detect
 from ..transport.answer import Plan
+from ..transport.chunking import Chunker, Chunking
 from ..transport.egress import EgressBlocked
-from ..transport.playback import Chunker, Playback, chunk_by_event
+from ..transport.playback import Playback
 from ..transport.router import HTTPRequest, Router
 from . import records as _records
 from .matching import Index, explain_miss, own_parts
@@ -119,7 +120,7 @@ class CassetteSession:
     scrubber: Scrubber
     test: str = ""
     match_on: Sequence[Any] | None = None
-    chunker: Chunker = chunk_by_event
+    chunker: Chunker = Chunking.PER_EVENT
     pace: float | None = None
     allow_incomplete: bool = False
     save_on_failure: bool = False

@@ -109,7 +109,7 @@ def _non_httpx_clients(
 
 def _open_cassette(item: pytest.Item, run: RunState, router: Router) -> CassetteSession:
     from ..cassettes.session import CassetteSession
-    from ..transport.playback import resolve_chunking
+    from ..transport.chunking import resolve_chunking
     from .paths import cassette_path
     from .settings import match_on_for
 

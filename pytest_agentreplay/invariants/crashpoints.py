@@ -344,9 +344,9 @@ class _ScriptedWorld:
     in every attempt, each request answered as the reference answered it."""
 
     def __init__(self, script: Sequence[ScriptItem]) -> None:
-        from ..fakes import _as_reply  # noqa: PLC0415 - the fakes load with their first use
+        from ..fakes.script import as_reply  # noqa: PLC0415 - the fakes load with their first use
 
-        self.script = [_pin_ids(_as_reply(item), i) for i, item in enumerate(script)]
+        self.script = [_pin_ids(as_reply(item), i) for i, item in enumerate(script)]
         self.answers: dict[str, list[Reply]] = {}
 
     def serve(self, checkpoint: Checkpoint, *, record: bool) -> Any:

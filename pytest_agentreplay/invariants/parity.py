@@ -3,45 +3,34 @@
 :func:`~.assert_stream_parity` calls the user's ``run(stream)`` for each
 variant — the response streamed as SSE under several chunkings, and served as one
 JSON body — each time against a fresh source of the *same* response: a
-:class:`~..fakes.FakeModel` built from the script, or a :class:`TwinServer` built
-from a recording. A recorded stream is replayed as recorded; its non-streaming
-twin is the stream folded by the provider codec (``codec.fold``), so a cassette
-recorded with streaming on also proves the non-streaming path.
+:class:`~..fakes.FakeModel` built from the script, or a
+:class:`~..fakes.twin.TwinServer` built from a recording. A recorded stream is
+replayed as recorded; its non-streaming twin is the stream folded by the provider
+codec (``codec.fold``), so a cassette recorded with streaming on also proves the
+non-streaming path. Then :func:`compare_runs` compares the runs' logs. The
+transport is reached only through the fakes.
 """
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import inspect
 import os
-import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any
-from urllib.parse import urlsplit
 
 from ..cassettes import io as cassette_io
-from ..cassettes.model import Interaction, RecordedResponse
-from ..cassettes.replay import playback_for
-from ..errors import CodecError
-from ..fakes import FakeModel
-from ..model import Fault, ModelCall, Request
-from ..providers import codec_for, detect
-from ..providers.base import Codec, RenderContext
+from ..cassettes.model import Interaction
+from ..fakes import ChunkingSpec, FakeModel
+from ..fakes.script import call_sync
+from ..fakes.twin import TwinServer
 from ..runlog import Delta, RunLog
-from ..runlog.adapters.calls import recorded_reply
 from ..runlog.normalize import normalize
-from ..transport.answer import Plan, for_error, for_reply
-from ..transport.playback import ChunkingSpec, Playback, resolve_chunking
-from ..transport.router import HTTPRequest, Router, active_router, intercepting
 from .report import fail
 
 __all__ = [
     "DEFAULT_CHUNKINGS",
     "ParityRun",
-    "TwinServer",
     "compare_runs",
     "parity_async",
     "parity_sync",
@@ -140,24 +129,6 @@ def _failed(exc: BaseException, label: str, served: Any) -> BaseException:
     return exc
 
 
-async def _await(result: Awaitable[Any]) -> Any:
-    return await result
-
-
-def _call_sync(run: Callable[[bool], Any], stream: bool) -> Any:
-    """``run(stream)``; a coroutine is run to completion, in a worker thread with its
-    own loop when this thread already runs one."""
-    result = run(stream)
-    if not inspect.isawaitable(result):
-        return result
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(_await(result))
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, _await(result)).result()
-
-
 def parity_sync(
     run: Callable[[bool], Any],
     *,
@@ -174,7 +145,7 @@ def parity_sync(
         served = make(chunking)
         try:
             with served:
-                result = _call_sync(run, stream)
+                result = call_sync(run, stream)
         except BaseException as exc:
             raise _failed(exc, label, served) from None
         runs.append(_finish(label, stream, chunking, result, served))
@@ -204,164 +175,6 @@ async def parity_async(
             raise _failed(exc, label, served) from None
         runs.append(_finish(label, stream, chunking, result, served))
     return runs
-
-
-# --- serving a recording, streamed or folded ------------------------------------------------
-
-
-class TwinServer:
-    """Serves the model calls of a recording in order, as the client asks: a recorded
-    stream as recorded (re-chunked) or folded into its JSON twin; a recorded JSON body
-    as it is or rendered as the provider's stream. Logs :class:`ModelCall` objects
-    like a fake model, so run logs compare alike."""
-
-    def __init__(self, interactions: Sequence[Interaction], *, chunking: ChunkingSpec = "event"):
-        self.interactions = [i for i in interactions if _provider(i) is not None]
-        self.chunker = resolve_chunking(chunking)
-        self.problems: list[str] = []
-        self._log: dict[int, ModelCall] = {}
-        self._served = 0
-        self._lock = threading.Lock()
-        self._router: Router | None = None
-        self._scope: Any = None
-
-    @property
-    def log(self) -> list[ModelCall]:
-        with self._lock:
-            return [self._log[i] for i in sorted(self._log)]
-
-    def claims(self, request: HTTPRequest) -> bool:
-        return detect(request.method, request.path) is not None
-
-    async def respond_async(self, request: HTTPRequest) -> Playback:
-        return self.respond(request)
-
-    def respond(self, request: HTTPRequest) -> Playback:
-        provider = detect(request.method, request.path) or "openai_chat"
-        codec = codec_for(provider)
-        with self._lock:
-            number = self._served
-            self._served += 1
-        if number >= len(self.interactions):
-            return self._refuse(
-                codec,
-                f"the run made model call #{number}, but the recording has "
-                f"{len(self.interactions)}: {request.method} {request.url}",
-            )
-        try:
-            body = request.json()
-            parsed = codec.parse_request(body if isinstance(body, dict) else {})
-        except (ValueError, CodecError) as exc:
-            return self._refuse(codec, f"model call #{number} is not a valid request: {exc}")
-        return self._serve(number, codec, parsed, request)
-
-    def _refuse(self, codec: Codec, problem: str) -> Playback:
-        with self._lock:
-            self.problems.append(problem)
-        fault = Fault.http(500, f"pytest-agentreplay: {problem}")
-        return for_error(codec, fault, RenderContext(), Plan())
-
-    def _serve(self, number: int, codec: Codec, parsed: Request, request: HTTPRequest) -> Playback:
-        interaction = self.interactions[number]
-        reply = recorded_reply(codec, interaction.response)
-        played: list[Playback] = []  # the ender reads the status the client really got
-
-        def ended(outcome: str, sent: int) -> None:
-            self._log_call(number, codec, parsed, request.url, played, outcome, sent, reply)
-
-        plan = Plan(chunker=self.chunker, on_end=ended)
-        recorded = interaction.response
-        if recorded.is_stream and not parsed.stream:
-            try:
-                interaction = _folded(codec, interaction, number)
-            except (ValueError, CodecError) as exc:
-                return self._refuse(codec, str(exc))
-        if not recorded.is_stream and parsed.stream and reply is not None:
-            ctx = RenderContext(model=parsed.model or "fake-model", request=parsed)
-            playback = for_reply(codec, reply, ctx, plan, streaming=True)
-        else:
-            playback = playback_for(
-                interaction, method=request.method, path=request.path, fault=None, plan=plan
-            )
-        played.append(playback)
-        return playback
-
-    def _log_call(  # noqa: PLR0917 - one private call site
-        self,
-        number: int,
-        codec: Codec,
-        parsed: Request,
-        url: str,
-        played: list[Playback],
-        outcome: str,
-        sent: int,
-        reply: Any,
-    ) -> None:
-        status = None if not played or played[0].before_headers else played[0].status
-        if outcome == "completed" and status is not None and status >= 400:
-            outcome = "http_error"
-        call = ModelCall(
-            index=number,
-            provider=codec.provider,
-            url=url,
-            streaming=parsed.stream,
-            request=parsed,
-            status=status,
-            outcome=outcome,
-            events_sent=sent if parsed.stream and (status or 0) < 400 else 0,
-            reply=reply,
-        )
-        with self._lock:
-            self._log[number] = call
-
-    def __enter__(self) -> TwinServer:
-        router = active_router()
-        if router is None:
-            self._scope = intercepting(Router())
-            router = self._scope.__enter__()
-        self._router = router
-        router.add(self)
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._router is not None:
-            self._router.remove(self)
-        scope, self._scope = self._scope, None
-        if scope is not None:
-            scope.__exit__(exc_type, exc, tb)
-        if exc_type is None and self.problems:
-            raise AssertionError("assert_stream_parity: " + "\n".join(self.problems))
-
-
-def _provider(interaction: Interaction) -> str | None:
-    return detect(interaction.request.method, urlsplit(interaction.request.url).path)
-
-
-def _folded(codec: Codec, interaction: Interaction, number: int) -> Interaction:
-    """The non-streaming twin of a recorded stream: the body the provider would have
-    returned without streaming, as the codec folds the events."""
-    recorded = interaction.response
-    folded = codec.fold_detailed(recorded.sse_events())
-    # A recording whose last event lacks its blank line (recorded.tail) folds without
-    # its terminal event, as the SDKs read it: still a complete answer.
-    if recorded.end != "complete" or folded.error is not None:
-        error = ", with an in-stream error" if folded.error else ""
-        raise ValueError(
-            f"recorded model call #{number} did not complete (ended {recorded.end!r}{error}); "
-            f"parity needs recordings of complete responses"
-        )
-    headers = {k: v for k, v in recorded.headers.items() if "request-id" in k}
-    response = RecordedResponse(
-        status=recorded.status,
-        headers={**headers, "content-type": codec.json_content_type},
-        json=folded.body,  # type: ignore[call-arg]
-    )
-    return Interaction(request=interaction.request, response=response)
 
 
 # --- comparing the runs -------------------------------------------------------------------

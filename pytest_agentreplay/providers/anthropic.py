@@ -210,6 +210,7 @@ class AnthropicCodec(Codec):
     """Anthropic Messages: ``POST /v1/messages``, JSON or SSE (``stream: true``)."""
 
     provider: ClassVar[Provider] = "anthropic"
+    event_error_type: ClassVar[str] = "overloaded_error"
 
     def handles(self, method: str, path: str) -> bool:
         """``POST .../v1/messages`` under any prefix (see :mod:`.routes`)."""
@@ -372,7 +373,7 @@ class AnthropicCodec(Codec):
     def error_event(self, fault: Fault, ctx: RenderContext) -> SSEEvent:
         """``event: error`` with ``{"type": "error", "error": {...}}``, sent with HTTP 200;
         the SDK raises it as an ``APIStatusError`` carrying that body."""
-        kind = fault.error_type or "overloaded_error"
+        kind = fault.error_type or self.event_error_type
         message = fault.message or ERROR_MESSAGES.get(kind, "Internal server error")
         return _event("error", {"error": {"type": kind, "message": message}})
 

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import CodecError
 from ..sse import SSEEvent
-from .routes import Provider
 
 if TYPE_CHECKING:  # the reply model (pydantic) is loaded by the codecs, not by replay
-    from ..model import Fault, Reply, Request, Usage
+    from ..model import Fault, Provider, Reply, Request, Usage
 
 __all__ = [
+    "ERROR_EVENT_STATUS",
     "Codec",
     "ErrorResponse",
     "Folded",
@@ -37,6 +37,21 @@ __all__ = [
     "split_json",
     "split_text",
 ]
+
+ERROR_EVENT_STATUS: dict[str, int] = {
+    "overloaded_error": 529,
+    "api_error": 500,
+    "rate_limit_error": 429,
+    "server_error": 500,
+    "rate_limit_exceeded": 429,
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "timeout_error": 504,
+}
+"""The HTTP status a provider answers with, for an error type its streams send as an
+in-stream error event, when the call is not streamed (500 for any other type)."""
 
 _B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _WORDS = re.compile(r"\s*\S+|\s+")
@@ -192,6 +207,8 @@ class Codec(ABC):
     """One provider's wire format. Subclasses are stateless singletons."""
 
     provider: ClassVar[Provider]
+    event_error_type: ClassVar[str] = "server_error"
+    """The error type of an in-stream error event whose fault names none."""
     stream_content_type: ClassVar[str] = "text/event-stream; charset=utf-8"
     json_content_type: ClassVar[str] = "application/json"
 
@@ -236,6 +253,16 @@ class Codec(ABC):
     @abstractmethod
     def error_event(self, fault: Fault, ctx: RenderContext) -> SSEEvent:
         """The provider's in-stream error event for ``Fault.error_event(...)``."""
+
+    def as_http_error(self, fault: Fault) -> Fault:
+        """``Fault.error_event(...)`` on a call that is not streamed: the provider
+        answers with the same error as an HTTP error instead (its type, its message,
+        the status :data:`ERROR_EVENT_STATUS` gives the type)."""
+        from ..model import Fault  # noqa: PLC0415 - see the imports
+
+        error_type = fault.error_type or self.event_error_type
+        status = ERROR_EVENT_STATUS.get(error_type, 500)
+        return Fault.http(status, fault.message, error_type=error_type)
 
     def fold(self, events: Sequence[SSEEvent]) -> dict[str, Any]:
         """The final JSON body of a stream (see :meth:`fold_detailed`)."""

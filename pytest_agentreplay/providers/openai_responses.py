@@ -191,7 +191,7 @@ class OpenAIResponsesCodec(Codec):
         instead of yielding the event. ``sequence_number`` is the event's place
         in the stream (``after_events``).
         """
-        error_type = fault.error_type or "server_error"
+        error_type = fault.error_type or self.event_error_type
         message = fault.message or "An error occurred while processing your request."
         payload = {
             "type": "error",

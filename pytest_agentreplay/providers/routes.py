@@ -3,18 +3,20 @@
 Replay asks this for every request (matching drops a provider's body noise, a
 miss is reported as a model call), so it lives apart from the codecs, which
 build the pydantic reply model and are imported only when a response is
-rendered. Each codec's ``handles`` is the function here.
+rendered. Each codec's ``handles`` is the function here. The provider names
+(:data:`~..model.Provider`) are the model's; they are imported for type checking
+only, so that detecting a provider loads no pydantic.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
+from typing import TYPE_CHECKING
 
-__all__ = ["PROVIDERS", "Provider", "detect", "handles"]
+if TYPE_CHECKING:
+    from ..model import Provider
 
-Provider = Literal["anthropic", "openai_chat", "openai_responses"]
-PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai_chat", "openai_responses")
+__all__ = ["detect", "handles"]
 
 _NOT_RESPONSE_CALLS = frozenset({"input_tokens", "compact", "cancel", "input_items"})
 
@@ -60,7 +62,6 @@ _HANDLES: dict[Provider, Callable[[str, str], bool]] = {
     "openai_chat": _openai_chat,
     "openai_responses": _openai_responses,
 }
-assert tuple(_HANDLES) == PROVIDERS
 
 
 def handles(provider: Provider, method: str, path: str) -> bool:

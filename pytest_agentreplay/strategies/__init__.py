@@ -9,7 +9,7 @@ the smallest case that still fails:
 * :func:`faults` — one :class:`~..model.Fault` of the kinds
   asked for; shrinks toward the first kind, the first status, event 0.
 * :func:`fault_plans` — which calls of a run fail and how
-  (:class:`~..faults.FaultPlan`); shrinks to the fewest
+  (:class:`~..model.FaultPlan`); shrinks to the fewest
   calls, the earliest cut, the simplest fault and the simplest reply. Apply a
   plan in one line: ``plan.apply(fake_model)`` or ``plan.apply(agentreplay)``.
 * :func:`chunkings` — ways to cut a byte stream into network chunks, inside
@@ -29,7 +29,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..faults import FaultPlan
+    from ..model import FaultPlan
     from ..transport.chunking import Chunking
     from .chunking import chunkings
     from .plans import DEFAULT_FAULT_KINDS, DEFAULT_STATUSES, fault_plans, faults
@@ -68,7 +68,7 @@ _LAZY = {
     "SSEStream": ".sse",
     "sse_streams": ".sse",
     "Chunking": "..transport.chunking",
-    "FaultPlan": "..faults",
+    "FaultPlan": "..model",
 }
 
 

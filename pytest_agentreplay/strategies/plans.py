@@ -8,8 +8,7 @@ from typing import get_args
 from hypothesis import strategies as st
 from hypothesis.strategies import DrawFn, SearchStrategy
 
-from ..faults import FaultPlan
-from ..model import Fault, FaultKind, Reply
+from ..model import Fault, FaultKind, FaultPlan, Reply
 from .profile import register_profiles
 from .reply import replies as _replies
 

@@ -1,9 +1,14 @@
-"""From "what to answer" to a :class:`~.playback.Playback`: replies, faults, recorded events.
+"""From what to answer to a :class:`~.playback.Playback`: a reply, a fault, recorded events.
 
-Fake models and cassette playback share this: a list of SSE events (rendered
-from a :class:`~..model.Reply` or loaded from a recording) plus an optional
-:class:`~..model.Fault` becomes the exact response a provider would have sent,
-with the fault striking where the fault says. The outcome logged for the call
+Fake models and cassette replay share this: a list of SSE events (rendered from a
+:class:`~..model.Reply` or loaded from a recording) plus an optional
+:class:`~..model.Fault` becomes the exact response a provider would have sent.
+This is where a fault becomes a way for the response to end (:func:`_strike`):
+``cut`` and ``timeout`` deliver *k* events and then end so — the
+:class:`~.delivery.Delivery` raises the client's own error after them
+(:class:`~.patch.Family`) —, ``error_event`` appends the provider's error event,
+``stall`` waits at the fake's gate, ``truncate`` stops cleanly, ``http`` is the
+provider's error response instead. The outcome logged for the call
 (``completed``, ``cut``, ``error_event``, ``http_error``, ``timeout``,
 ``cancelled``) is decided here too, as only this layer knows that an error event
 was an error.
@@ -12,122 +17,34 @@ was an error.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import chain, islice
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from ..providers.base import Codec, RenderContext, json_data
-from ..sse import SSEEncoder, SSEEvent
-from .playback import Chunker, Gate, Playback, chunk_by_event
+from ..sse import SSEEvent
+from .chunking import Chunker, Chunking
+from .encode import Event, encode_lazily
+from .gate import Gate
+from .playback import Ending, Playback
 
 if TYPE_CHECKING:  # the reply model (pydantic): a recording plays without it
     from ..model import Fault, Reply
 
-__all__ = [
-    "ERROR_EVENT_STATUS",
-    "Plan",
-    "encode_lazily",
-    "for_error",
-    "for_events",
-    "for_reply",
-    "for_stream",
-]
-
-# The HTTP status a provider uses for an error type when the call is not streamed.
-ERROR_EVENT_STATUS = {
-    "overloaded_error": 529,
-    "api_error": 500,
-    "rate_limit_error": 429,
-    "server_error": 500,
-    "rate_limit_exceeded": 429,
-    "invalid_request_error": 400,
-    "authentication_error": 401,
-    "permission_error": 403,
-    "not_found_error": 404,
-    "timeout_error": 504,
-}
-
-_DEFAULT_EVENT_ERROR = {
-    "anthropic": "overloaded_error",
-    "openai_chat": "server_error",
-    "openai_responses": "server_error",
-}
+__all__ = ["Framing", "Plan", "for_error", "for_events", "for_reply", "for_stream", "for_timeout"]
 
 OnEnd = Callable[[str, int], None]
-
-
-class StoredEvent(Protocol):
-    """An event as a cassette stores it (:class:`~..cassettes.model.RecordedEvent`, where
-    a missing id or comment list is ``None``): :func:`for_events` takes these as well as
-    :class:`~..sse.SSEEvent`, so a recording plays without first copying every event."""
-
-    @property
-    def data(self) -> str: ...
-
-    @property
-    def event(self) -> str | None: ...
-
-    @property
-    def id(self) -> str | None: ...
-
-    @property
-    def retry(self) -> int | None: ...
-
-    @property
-    def comments(self) -> Sequence[str] | None: ...
-
-    def to_sse(self) -> SSEEvent:
-        """The event as the SSE codec sees it."""
-        ...
-
-
-Event = SSEEvent | StoredEvent
 
 
 @dataclass
 class Plan:
     """How to play: chunking, pacing, stall gate, and who hears the ending."""
 
-    chunker: Chunker = chunk_by_event
+    chunker: Chunker = Chunking.PER_EVENT
     delay: float = 0.0
     stall_gate: Gate | None = None
     on_end: OnEnd | None = None
     extra_gates: dict[int, Gate] = field(default_factory=dict)
-
-
-def encode_lazily(
-    events: Iterable[Event], *, comments: bool = False, tail: bytes = b""
-) -> Iterator[bytes]:
-    """Encode events one at a time, as they are pulled (time to first byte stays flat);
-    ``tail`` (an unterminated last line, as a recording may end) follows them. Stored
-    events that need the general encoder are converted to SSE events one by one."""
-    encoder = SSEEncoder(comments=comments)
-    ids = False  # once an event sets an id, the encoder tracks it for every later event
-    for event in events:
-        plain = None if ids else _plain(event, comments)
-        if plain is None:
-            ids = ids or bool(event.id)
-            plain = encoder.encode(event if isinstance(event, SSEEvent) else event.to_sse())
-        yield plain
-    if tail:
-        yield tail
-
-
-def _plain(event: Event, comments: bool) -> bytes | None:
-    """The bytes :class:`~..sse.SSEEncoder` writes for the usual event (a name, one data
-    line, no id, retry or comment to write), built in one step; ``None`` for any other
-    event. Streams of tens of thousands of events spend most of their playback here."""
-    data, name = event.data, event.event
-    if event.id or event.retry is not None or (comments and event.comments):
-        return None
-    if "\n" in data or "\r" in data:
-        return None
-    line = f"data: {data}\n\n" if data else "data:\n\n"
-    if name is None:
-        return line.encode("utf-8")
-    if "\n" in name or "\r" in name:
-        return None
-    return (f"event: {name}\n{line}" if name else f"event:\n{line}").encode("utf-8")
 
 
 def _headers(codec: Codec, ctx: RenderContext, *, streaming: bool) -> list[tuple[str, str]]:
@@ -161,6 +78,44 @@ def for_error(codec: Codec, fault: Fault, ctx: RenderContext, plan: Plan) -> Pla
     )
 
 
+def for_timeout(plan: Plan) -> Playback:
+    """A read timeout while waiting for the status line: no response at all."""
+    return Playback(
+        status=0, headers=[], events=[], ending="timeout", before_headers=True, on_end=plan.on_end
+    )
+
+
+@dataclass(frozen=True)
+class Framing:
+    """How a stream goes out around its events: the status and headers sent first
+    (``None``: the codec's), whether the events' comment lines are kept, an
+    unterminated ``tail`` sent after the last event (unless a fault cuts the body
+    first), and the ``schedule`` pacing the events (see
+    :attr:`~.playback.Playback.schedule`)."""
+
+    status: int = 200
+    headers: Sequence[tuple[str, str]] | None = None
+    comments: bool = False
+    tail: bytes = b""
+    schedule: Sequence[float] | None = None
+
+
+def for_stream(events: Iterable[Event], plan: Plan, framing: Framing) -> Playback:
+    """A stream of ``events`` played to its end, no fault: :func:`for_events` without
+    one. It needs no codec, so replaying a recording as it came never loads one (nor
+    the pydantic reply model the codecs build)."""
+    return Playback(
+        status=framing.status,
+        headers=list(framing.headers or ()),
+        events=encode_lazily(events, comments=framing.comments, tail=framing.tail),
+        chunker=plan.chunker,
+        gates=dict(plan.extra_gates),
+        delay=plan.delay,
+        schedule=framing.schedule,
+        on_end=plan.on_end,
+    )
+
+
 def for_events(
     codec: Codec,
     events: Iterable[Event],
@@ -168,98 +123,69 @@ def for_events(
     ctx: RenderContext,
     plan: Plan,
     *,
-    status: int = 200,
-    headers: Sequence[tuple[str, str]] | None = None,
-    comments: bool = False,
-    tail: bytes = b"",
-    schedule: Sequence[float] | None = None,
+    framing: Framing | None = None,
 ) -> Playback:
-    """A streamed response of ``events`` with ``fault`` striking after its event count.
-
-    ``comments`` keeps the events' comment lines; ``tail`` is sent after the last
-    event (unless a fault cuts the body first); ``schedule`` paces the events.
-    """
-    heads = list(headers) if headers is not None else _headers(codec, ctx, streaming=True)
+    """A streamed response of ``events`` with ``fault`` striking after its event count."""
+    framing = framing or Framing()
+    if framing.headers is None:  # drawn first, whatever the fault: ids come in one order
+        framing = replace(framing, headers=_headers(codec, ctx, streaming=True))
     if fault is None:
-        return for_stream(
-            events,
-            plan,
-            status=status,
-            headers=heads,
-            comments=comments,
-            tail=tail,
-            schedule=schedule,
-        )
-    gates = dict(plan.extra_gates)
-    deliver: int | None = None
-    ending = "complete"
-    override = None
-    source: Iterable[Event] = events
-    after = fault.after_events or 0
-    if fault.kind == "cut" and fault.after_events is None:  # "halfway" (interrupt())
-        events = list(events)
-        source, after = events, max(1, len(events) // 2)
+        return for_stream(events, plan, framing)
     if fault.kind == "http":
         return for_error(codec, fault, ctx, plan)
     if fault.kind == "timeout" and fault.after_events is None:
-        return _before_headers("timeout", plan)
-    if fault.kind in ("cut", "timeout"):
-        deliver, ending = after, fault.kind
-    elif fault.kind == "error_event":
-        source = chain(islice(events, after), [codec.error_event(fault, ctx)])
-        override = "error_event"
-    elif fault.kind == "stall" and plan.stall_gate is not None:
+        return for_timeout(plan)
+    strike = _strike(codec, events, fault, ctx, plan)
+    return Playback(
+        status=framing.status,
+        headers=list(framing.headers or ()),
+        events=encode_lazily(strike.events, comments=framing.comments, tail=strike.tail(framing)),
+        deliver=strike.deliver,
+        ending=strike.ending,
+        chunker=plan.chunker,
+        gates=strike.gates,
+        delay=plan.delay,
+        schedule=framing.schedule,
+        on_end=_outcome(plan, strike.outcome),
+    )
+
+
+@dataclass
+class _Strike:
+    """A stream once its fault struck: the events sent, how many are delivered before
+    the body ends and how it ends, the gates to wait at, the outcome to log."""
+
+    events: Iterable[Event]
+    gates: dict[int, Gate]
+    deliver: int | None = None
+    ending: Ending = "complete"
+    outcome: str | None = None
+    keeps_tail: bool = True
+
+    def tail(self, framing: Framing) -> bytes:
+        return framing.tail if self.keeps_tail else b""
+
+
+def _strike(
+    codec: Codec, events: Iterable[Event], fault: Fault, ctx: RenderContext, plan: Plan
+) -> _Strike:
+    """Where ``fault`` strikes a stream of ``events``, and how the stream then ends."""
+    after = fault.after_events or 0
+    gates = dict(plan.extra_gates)
+    if fault.kind in ("cut", "timeout"):  # the Delivery raises the client's error after `after`
+        if fault.after_events is None:  # a cut "halfway" (interrupt())
+            events = list(events)
+            after = max(1, len(events) // 2)
+        ending: Ending = "cut" if fault.kind == "cut" else "timeout"
+        return _Strike(events, gates, deliver=after, ending=ending, keeps_tail=False)
+    if fault.kind == "error_event":
+        error = codec.error_event(fault, ctx)
+        return _Strike(chain(islice(events, after), [error]), gates, outcome="error_event")
+    if fault.kind == "truncate":  # a clean end, before the provider's last events
+        return _Strike(islice(events, after), gates, keeps_tail=False)
+    if fault.kind == "stall" and plan.stall_gate is not None:
         gates[after] = plan.stall_gate
-    elif fault.kind == "truncate":  # a clean end, before the provider's last events
-        source, tail = islice(events, after), b""
-    return Playback(
-        status=status,
-        headers=heads,
-        events=encode_lazily(source, comments=comments, tail=tail if deliver is None else b""),
-        deliver=deliver,
-        ending=ending,  # type: ignore[arg-type]
-        chunker=plan.chunker,
-        gates=gates,
-        delay=plan.delay,
-        schedule=schedule,
-        on_end=_outcome(plan, override),
-    )
-
-
-def for_stream(
-    events: Iterable[Event],
-    plan: Plan,
-    *,
-    status: int,
-    headers: Sequence[tuple[str, str]],
-    comments: bool = False,
-    tail: bytes = b"",
-    schedule: Sequence[float] | None = None,
-) -> Playback:
-    """A stream of ``events`` played to its end, no fault: :func:`for_events` without
-    one. It needs no codec, so replaying a recording as it came never loads one (nor
-    the pydantic reply model the codecs build)."""
-    return Playback(
-        status=status,
-        headers=list(headers),
-        events=encode_lazily(events, comments=comments, tail=tail),
-        chunker=plan.chunker,
-        gates=dict(plan.extra_gates),
-        delay=plan.delay,
-        schedule=schedule,
-        on_end=plan.on_end,
-    )
-
-
-def _before_headers(ending: str, plan: Plan) -> Playback:
-    return Playback(
-        status=0,
-        headers=[],
-        events=[],
-        ending=ending,  # type: ignore[arg-type]
-        before_headers=True,
-        on_end=plan.on_end,
-    )
+    return _Strike(events, gates)
 
 
 def for_reply(
@@ -287,33 +213,26 @@ def _primed(events: Iterator[SSEEvent]) -> Iterator[SSEEvent]:
 def _json_reply(
     codec: Codec, reply: Reply, fault: Fault | None, ctx: RenderContext, plan: Plan
 ) -> Playback:
-    if fault is not None and fault.kind == "http":
+    kind = None if fault is None else fault.kind
+    if fault is not None and kind == "http":
         return for_error(codec, fault, ctx, plan)
-    if fault is not None and fault.kind == "error_event":
+    if fault is not None and kind == "error_event":
         # Not streamed: the same failure arrives as the provider's HTTP error.
-        from ..model import Fault  # noqa: PLC0415 - see the imports (a fake has loaded it)
-
-        error_type = fault.error_type or _DEFAULT_EVENT_ERROR[codec.provider]
-        status = ERROR_EVENT_STATUS.get(error_type, 500)
-        as_http = Fault.http(status, fault.message, error_type=error_type)
-        return for_error(codec, as_http, ctx, plan)
-    if fault is not None and fault.kind == "timeout" and fault.after_events is None:
-        return _before_headers("timeout", plan)
+        return for_error(codec, codec.as_http_error(fault), ctx, plan)
+    if fault is not None and kind == "timeout" and fault.after_events is None:
+        return for_timeout(plan)
     body = json_data(codec.render_body(reply, ctx)).encode("utf-8")
     headers = [*_headers(codec, ctx, streaming=False), ("content-length", str(len(body)))]
     gates = dict(plan.extra_gates)
-    deliver: int | None = None
-    ending = "complete"
-    if fault is not None and fault.kind in ("cut", "timeout"):
-        deliver, ending = 0, fault.kind  # headers arrive, the body never does
-    elif fault is not None and fault.kind == "stall" and plan.stall_gate is not None:
+    if kind == "stall" and plan.stall_gate is not None:
         gates[0] = plan.stall_gate
+    cut = kind in ("cut", "timeout")  # the headers arrive, the body never does
     return Playback(
         status=200,
         headers=headers,
         events=[body],
-        deliver=deliver,
-        ending=ending,  # type: ignore[arg-type]
+        deliver=0 if cut else None,
+        ending="cut" if kind == "cut" else "timeout" if cut else "complete",
         chunker=plan.chunker,
         gates=gates,
         delay=plan.delay,

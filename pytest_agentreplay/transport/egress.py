@@ -8,7 +8,9 @@ urllib3, raw sockets — is stopped here, at ``socket.connect``, ``sendto`` and
 first), while a blocking router is active. Loopback and
 unix-domain sockets pass unless the router blocks loopback too; hosts on the
 router's allow-list pass, and the addresses they resolve to are remembered so
-the connection that follows the lookup passes as well.
+the connection that follows the lookup passes as well. The guard asks the active
+policy two things only (:class:`Policy`: may this host be reached, and the error
+that refuses it), so it does not depend on the router, which is one such policy.
 
 :class:`EgressBlocked` derives from ``BaseException`` on purpose, as pytest's
 own ``Failed`` does: SDK retry loops and agent code catch ``Exception`` and
@@ -23,14 +25,19 @@ import ipaddress
 import socket
 import threading
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from _pytest.outcomes import Failed  # pytest.fail.Exception, importable as a base
 
-if TYPE_CHECKING:
-    from .router import Router
-
-__all__ = ["DEFAULT_HINT", "EgressBlocked", "host_matches", "install", "is_loopback", "refresh"]
+__all__ = [
+    "DEFAULT_HINT",
+    "EgressBlocked",
+    "Policy",
+    "host_matches",
+    "install",
+    "is_loopback",
+    "refresh",
+]
 
 DEFAULT_HINT = (
     "Serve it with a fake model (scripted_model.serve(base_url=...)), record it with "
@@ -47,6 +54,17 @@ class EgressBlocked(Failed):
     test runners that pass pytest outcomes through — anyio's, for async tests —
     report it as the test's failure instead of treating it like Ctrl-C.
     """
+
+
+class Policy(Protocol):
+    """What the guard asks of the active blocking policy (a :class:`~.router.Router`)."""
+
+    def allows(self, host: str) -> bool:
+        """Whether a live connection to ``host`` is allowed."""
+
+    def refuse(self, what: str, host: str) -> EgressBlocked:
+        """Record a blocked attempt (``what``: ``socket connect to host:443``, ...) and
+        build the error to raise."""
 
 
 def is_loopback(host: str) -> bool:
@@ -68,7 +86,7 @@ def host_matches(host: str, patterns: Iterable[str]) -> bool:
 
 _state_lock = threading.Lock()
 _resolved: set[str] = set()
-_current: Callable[[], Router | None] = lambda: None  # noqa: E731
+_current: Callable[[], Policy | None] = lambda: None  # noqa: E731
 _installed = False
 _original_connect = socket.socket.connect
 _original_connect_ex = socket.socket.connect_ex
@@ -79,8 +97,8 @@ _original_gethostbyname = socket.gethostbyname
 _original_gethostbyname_ex = socket.gethostbyname_ex
 
 
-def refresh(current: Callable[[], Router | None]) -> None:
-    """Point the guard at the function that returns the active blocking router."""
+def refresh(current: Callable[[], Policy | None]) -> None:
+    """Point the guard at the function that returns the active blocking policy."""
     global _current  # noqa: PLW0603 - the guard is process-wide by nature
     with _state_lock:
         _current = current
@@ -89,15 +107,15 @@ def refresh(current: Callable[[], Router | None]) -> None:
 
 
 def _check(address: Any, what: str) -> None:
-    """Refuse ``what`` to a socket address (host, port, ...) the active router blocks;
+    """Refuse ``what`` to a socket address (host, port, ...) the active policy blocks;
     unix sockets and the like, whose address names no host, pass."""
     if not (isinstance(address, tuple) and address and isinstance(address[0], str)):
         return
     host = address[0]
-    router = _current()
-    if router is None or router.allows(host) or host in _resolved:
+    policy = _current()
+    if policy is None or policy.allows(host) or host in _resolved:
         return
-    raise router.refuse(f"{what} to {host}:{address[1]}", host)
+    raise policy.refuse(f"{what} to {host}:{address[1]}", host)
 
 
 def _connect(self: socket.socket, address: Any) -> None:
@@ -123,16 +141,16 @@ def _sendmsg(self: socket.socket, buffers: Any, *args: Any) -> int:
     return _original_sendmsg(self, buffers, *args)  # type: ignore[no-any-return]
 
 
-def _lookup(host: Any) -> Router | None:
-    """Refuse a DNS lookup of ``host`` if the active router blocks it; return the router
+def _lookup(host: Any) -> Policy | None:
+    """Refuse a DNS lookup of ``host`` if the active policy blocks it; return the policy
     under which an allowed lookup runs (its answers are remembered)."""
     name = host.decode("idna") if isinstance(host, bytes) else host
-    router = _current()
-    if router is None or not isinstance(name, str):
+    policy = _current()
+    if policy is None or not isinstance(name, str):
         return None
-    if not router.allows(name):
-        raise router.refuse(f"DNS lookup of {name}", name)
-    return None if is_loopback(name) else router
+    if not policy.allows(name):
+        raise policy.refuse(f"DNS lookup of {name}", name)
+    return None if is_loopback(name) else policy
 
 
 def _remember(addresses: Iterable[str]) -> None:
@@ -141,25 +159,25 @@ def _remember(addresses: Iterable[str]) -> None:
 
 
 def _getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
-    router = _lookup(host)
+    policy = _lookup(host)
     result = _original_getaddrinfo(host, port, *args, **kwargs)
-    if router is not None:
+    if policy is not None:
         _remember(str(info[4][0]) for info in result)
     return result
 
 
 def _gethostbyname(host: str) -> str:
-    router = _lookup(host)
+    policy = _lookup(host)
     address = _original_gethostbyname(host)
-    if router is not None:
+    if policy is not None:
         _remember([address])
     return address
 
 
 def _gethostbyname_ex(host: str) -> tuple[str, list[str], list[str]]:
-    router = _lookup(host)
+    policy = _lookup(host)
     result = _original_gethostbyname_ex(host)
-    if router is not None:
+    if policy is not None:
         _remember(result[2])
     return result
 

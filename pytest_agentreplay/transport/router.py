@@ -1,24 +1,18 @@
-"""Route every httpx / httpx2 request to the active handler, and guard egress.
+"""Who answers a request: the routing policy of a scope (a test), and its activation.
 
-The transports of both module families are patched at class level —
-``HTTPTransport.handle_request`` and ``AsyncHTTPTransport.handle_async_request`` —
-so clients built anywhere (inside the anthropic / openai SDKs, pydantic-ai,
-openai-agents, worker threads) are caught without passing ``http_client=``.
-The patch is installed once (for a family not imported yet, when it is first
-imported) and stays inert while no :class:`Router` is active;
-:func:`intercepting` scopes a router to a block (a test), nests, and always
-cleans up.
+A request caught by the patched transports (:mod:`.patch`) is, in order: served by
+the newest handler of the active :class:`Router` that claims it (a fake model, a
+cassette); else let through live if the router allows it (loopback, allowed hosts,
+record mode; a recorder may tee the response); else refused with
+:class:`~.egress.EgressBlocked`, naming the method, URL, host and test. With no
+router active, the transports behave as if unpatched.
 
-A request is, in order: served by the newest handler that claims it (a fake
-model, a cassette); else let through live if the router allows it (loopback,
-allowed hosts, record mode); else refused with :class:`EgressBlocked`, naming
-the method, URL, host and test.
+:func:`intercepting` scopes a router to a block (a test): it installs the hooks
+once, nests, and always cleans up; :func:`active_router` is the innermost one.
 """
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 import json
 import threading
 import time
@@ -28,25 +22,22 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from . import egress
-from . import lazy_pool as lazy
+from . import egress, patch
 from .egress import EgressBlocked, is_loopback
-from .import_hook import when_imported
-from .playback import Gate, Playback, Player, Tee
+from .gate import Gate
+from .patch import Family
+from .playback import Playback
 
 __all__ = [
-    "FAMILIES",
     "Deferred",
     "EgressBlocked",
     "HTTPRequest",
     "Handler",
+    "Recorder",
     "Router",
     "active_router",
-    "install",
     "intercepting",
 ]
-
-FAMILIES = ("httpx", "httpx2")
 
 
 @dataclass(frozen=True)
@@ -100,7 +91,7 @@ class Deferred:
 
 
 class Handler(Protocol):
-    """Something that answers requests: a fake model, a cassette player."""
+    """Something that answers requests: a fake model, a cassette session."""
 
     def claims(self, request: HTTPRequest) -> bool:
         """Whether this handler answers ``request``."""
@@ -209,7 +200,7 @@ def active_router() -> Router | None:
 @contextmanager
 def intercepting(router: Router) -> Iterator[Router]:
     """Activate ``router`` for the duration of the block (process-wide, all threads)."""
-    install()
+    patch.install(_HOOKS)
     with _stack_lock:
         _stack.append(router)
     egress.refresh(_blocking_router)
@@ -234,174 +225,60 @@ def _blocking_router() -> Router | None:
     return router if router is not None and router.block else None
 
 
-# --- module families ---------------------------------------------------------------
+# --- one request, as the patched transports hand it over ----------------------------
 
 
-class Family:
-    """One HTTP client module (``httpx`` or ``httpx2``): its types and its faults."""
-
-    def __init__(self, name: str, module: Any) -> None:
-        self.name = name
-        self.module = module
-        self.sync_stream = _sync_stream_class(module)
-        self.async_stream = _async_stream_class(module)
-
-    def cut(self) -> BaseException:
-        return self.module.RemoteProtocolError(  # type: ignore[no-any-return]
-            "peer closed connection without sending complete message body (incomplete chunked read)"
-        )
-
-    def timeout(self) -> BaseException:
-        return self.module.ReadTimeout("The read operation timed out")  # type: ignore[no-any-return]
-
-    def classify(self, exc: BaseException) -> str:
-        """How a live body that raised ``exc`` ended: ``timeout`` or ``cut``."""
-        return "timeout" if isinstance(exc, self.module.TimeoutException) else "cut"
-
-    def view(self, request: Any, content: bytes) -> HTTPRequest:
-        headers = tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw)
-        return HTTPRequest(
-            method=request.method,
-            url=str(request.url),
-            headers=headers,
-            content=content,
-            family=self.name,
-        )
-
-    def teed(self, response: Any, tee: Tee) -> Any:
-        """``response`` with its body passed through ``tee`` (same status, headers)."""
-        sync = isinstance(response.stream, self.module.SyncByteStream)
-        stream = self.sync_stream(tee) if sync else self.async_stream(tee)
-        # A transport's response has no request yet: the client attaches it.
-        return self.module.Response(
-            status_code=response.status_code,
-            headers=response.headers,
-            stream=stream,
-            extensions=response.extensions,
-        )
-
-    def response(self, request: Any, playback: Playback, *, sync: bool) -> Any:
-        player = Player(playback, self)
-        stream = self.sync_stream(player) if sync else self.async_stream(player)
-        return self.module.Response(
-            status_code=playback.status,
-            headers=playback.headers,
-            stream=stream,
-            request=request,
-            extensions={"http_version": b"HTTP/1.1"},
-        )
+def _view(family: Family, request: Any, content: bytes) -> HTTPRequest:
+    """``request`` of ``family``'s module as a handler sees it."""
+    headers = tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw)
+    return HTTPRequest(
+        method=request.method,
+        url=str(request.url),
+        headers=headers,
+        content=content,
+        family=family.name,
+    )
 
 
-def _sync_stream_class(module: Any) -> type:
-    class PlaybackStream(module.SyncByteStream):  # type: ignore[misc]
-        """A body played (or teed) by a :class:`Player` / :class:`Tee`."""
-
-        def __init__(self, player: Player | Tee) -> None:
-            self.player = player
-
-        def __iter__(self) -> Iterator[bytes]:
-            return self.player.iterate()
-
-        def close(self) -> None:
-            self.player.close()
-
-    return PlaybackStream
-
-
-def _async_stream_class(module: Any) -> type:
-    class AsyncPlaybackStream(module.AsyncByteStream):  # type: ignore[misc]
-        """A body played (or teed) by a :class:`Player` / :class:`Tee`, async."""
-
-        def __init__(self, player: Player | Tee) -> None:
-            self.player = player
-
-        def __aiter__(self) -> Any:
-            return self.player.aiterate()
-
-        async def aclose(self) -> None:
-            await self.player.aclose()
-
-    return AsyncPlaybackStream
+def _handle(family: Family, transport: Any, request: Any) -> Any:
+    """A sync request: served by a handler, let out live (and maybe recorded), or refused."""
+    __tracebackhide__ = True  # its arguments' repr holds the raw URL, secrets included
+    router = active_router()
+    if router is None:
+        return family.send(transport, request)
+    view = _view(family, request, request.read())
+    handler = router.route(view)
+    if handler is None:
+        router.check_live(view)
+        started = time.monotonic()
+        response = family.send(transport, request)
+        return _recorded(router, view, response, family, started)
+    answer = handler.respond(view)
+    if isinstance(answer, Deferred):
+        answer = _hold_sync(answer)
+    return family.start(request, answer, sync=True)
 
 
-_families: dict[str, Family] = {}
-_considered: set[str] = set()  # families found installed (or not), once per process
-_install_lock = threading.RLock()
+async def _handle_async(family: Family, transport: Any, request: Any) -> Any:
+    """:func:`_handle` for an async request."""
+    __tracebackhide__ = True
+    router = active_router()
+    if router is None:
+        return await family.send_async(transport, request)
+    view = _view(family, request, await request.aread())
+    handler = router.route(view)
+    if handler is None:
+        router.check_live(view)
+        started = time.monotonic()
+        response = await family.send_async(transport, request)
+        return _recorded(router, view, response, family, started)
+    answer = await handler.respond_async(view)
+    if isinstance(answer, Deferred):
+        answer = await _hold_async(answer)
+    return family.start(request, answer, sync=False)
 
 
-def install() -> list[str]:
-    """Patch the transports of every installed module family, once. Returns the names
-    of the families patched so far.
-
-    A family that is installed but not imported yet is patched as soon as something
-    imports it (see :mod:`.import_hook`): replaying through ``httpx`` alone never
-    pays for importing ``httpx2``.
-    """
-    with _install_lock:
-        for name in FAMILIES:
-            if name in _considered:
-                continue
-            _considered.add(name)
-            if importlib.util.find_spec(name) is not None:
-                when_imported(name, functools.partial(_add_family, name))
-        egress.install()
-        return list(_families)
-
-
-def _add_family(name: str, module: Any) -> None:
-    with _install_lock:
-        if name in _families:
-            return
-        family = Family(name, module)
-        _patch(family)
-        lazy.install(family.module, _replaying)
-        _families[name] = family
-
-
-def _patch(family: Family) -> None:
-    sync_cls = family.module.HTTPTransport
-    async_cls = family.module.AsyncHTTPTransport
-    original_sync = sync_cls.handle_request
-    original_async = async_cls.handle_async_request
-
-    def handle_request(self: Any, request: Any) -> Any:
-        __tracebackhide__ = True  # its arguments' repr holds the raw URL, secrets included
-        router = active_router()
-        if router is None:
-            return original_sync(self, request)
-        view = family.view(request, request.read())
-        handler = router.route(view)
-        if handler is None:
-            router.check_live(view)
-            started = time.monotonic()
-            response = original_sync(self, request)
-            return _recorded(router, view, response, family, started)
-        answer = handler.respond(view)
-        if isinstance(answer, Deferred):
-            answer = _hold_sync(answer)
-        return _start(family, request, answer, sync=True)
-
-    async def handle_async_request(self: Any, request: Any) -> Any:
-        __tracebackhide__ = True
-        router = active_router()
-        if router is None:
-            return await original_async(self, request)
-        view = family.view(request, await request.aread())
-        handler = router.route(view)
-        if handler is None:
-            router.check_live(view)
-            started = time.monotonic()
-            response = await original_async(self, request)
-            return _recorded(router, view, response, family, started)
-        answer = await handler.respond_async(view)
-        if isinstance(answer, Deferred):
-            answer = await _hold_async(answer)
-        return _start(family, request, answer, sync=False)
-
-    handle_request.__agentreplay_original__ = original_sync  # type: ignore[attr-defined]
-    handle_async_request.__agentreplay_original__ = original_async  # type: ignore[attr-defined]
-    sync_cls.handle_request = handle_request
-    async_cls.handle_async_request = handle_async_request
+_HOOKS = patch.Hooks(handle=_handle, handle_async=_handle_async, defer_pools=_replaying)
 
 
 def _recorded(
@@ -424,16 +301,3 @@ async def _hold_async(deferred: Deferred) -> Playback:
         deferred.cancelled()
         raise
     return deferred.then()
-
-
-def _start(family: Family, request: Any, playback: Playback, *, sync: bool) -> Any:
-    """Turn a playback into the family's Response, or raise its before-headers fault."""
-    if playback.before_headers:  # the fault strikes before any response exists
-        playback.ended(playback.ending, 0)
-        raise family.cut() if playback.ending == "cut" else family.timeout()
-    return family.response(request, playback, sync=sync)
-
-
-def families() -> dict[str, Family]:
-    """The installed module families by name."""
-    return dict(_families)

@@ -92,8 +92,8 @@ def test_chunks(agentreplay):
         ('"whole"', lambda sizes: len(sizes) == 1),
         ('"lines"', lambda sizes: len(sizes) > 30),
         (
-            "__import__('pytest_agentreplay.transport.playback')"
-            ".transport.playback.chunk_random(seed=3, max_size=5)",
+            "__import__('pytest_agentreplay.transport.chunking')"
+            ".transport.chunking.Chunking.random(seed=3, max_size=5)",
             lambda sizes: max(sizes) <= 5 and len(set(sizes)) > 1,
         ),
     ],

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from pytest_agentreplay import FakeModel, Fault, FaultPlan, Reply, Text, Thinking, ToolCall, Usage
 from pytest_agentreplay.cassettes.handle import AgentReplay
-from pytest_agentreplay.faults import fault_source, reply_source
+from pytest_agentreplay.model import fault_source, reply_source
 from pytest_agentreplay.strategies import DEFAULT_FAULT_KINDS, fault_plans, faults, replies
 from tests.strategies import _agent, _cassettes
 from tests.strategies._minimal import minimal

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from pytest_agentreplay import FakeModel, Reply, sse
 from pytest_agentreplay.strategies import Chunking, SSEStream, chunkings, replies, sse_streams
-from pytest_agentreplay.transport.playback import Chunker
+from pytest_agentreplay.transport.chunking import Chunker
 from tests.strategies._minimal import minimal
 
 QUICK = settings(max_examples=200, derandomize=True, database=None, deadline=None)

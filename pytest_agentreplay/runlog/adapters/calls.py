@@ -14,11 +14,12 @@ from itertools import islice
 from typing import Any
 from urllib.parse import urlsplit
 
-from ...cassettes.model import Interaction, RecordedResponse
+from ...cassettes.model import Interaction
+from ...cassettes.replay import recorded_reply
 from ...errors import CodecError
 from ...model import ModelCall, Outcome, Reply
 from ...providers import codec_for, detect
-from ...providers.base import Codec, RenderContext
+from ...providers.base import RenderContext
 from ..entries import Egress
 
 __all__ = [
@@ -28,7 +29,6 @@ __all__ = [
     "handle_calls",
     "handle_egress",
     "is_handle",
-    "recorded_reply",
 ]
 
 _OUTCOMES: dict[str, Outcome] = {
@@ -170,19 +170,6 @@ def _outcome(ended: str, status: int | None) -> Outcome:
     if outcome == "http_error" and (status or 0) < 400:
         return "completed"
     return outcome
-
-
-def recorded_reply(codec: Codec, response: RecordedResponse) -> Any:
-    """The reply a recorded response holds (a stream folded first), ``None`` for errors."""
-    try:
-        if response.events is not None:
-            folded = codec.fold_detailed(response.sse_events())
-            return None if folded.error else codec.to_reply(folded.body)
-        if response.status < 400 and isinstance(response.json_body, dict):
-            return codec.to_reply(response.json_body)
-    except (CodecError, KeyError, TypeError, ValueError):
-        return None
-    return None
 
 
 def delivered_text(call: ModelCall) -> str:

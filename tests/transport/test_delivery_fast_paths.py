@@ -1,7 +1,7 @@
 """The playback fast paths (issue 9) send exactly what the general paths send.
 
 ``encode_lazily`` builds the usual event's bytes in one step instead of going through
-``SSEEncoder``; a :class:`Player` with one chunk per event, no gates and no pacing
+``SSEEncoder``; a :class:`Delivery` with one chunk per event, no gates and no pacing
 skips the chunking machinery. Both must be invisible: same bytes, same event counts,
 same endings, same errors.
 """
@@ -19,8 +19,10 @@ from pytest_agentreplay import sse
 from pytest_agentreplay.cassettes.model import RecordedEvent
 from pytest_agentreplay.errors import SSEEncodeError
 from pytest_agentreplay.sse import SSEEvent
-from pytest_agentreplay.transport.answer import encode_lazily
-from pytest_agentreplay.transport.playback import Playback, Player, chunk_by_event
+from pytest_agentreplay.transport.chunking import Chunking
+from pytest_agentreplay.transport.delivery import Delivery
+from pytest_agentreplay.transport.encode import encode_lazily
+from pytest_agentreplay.transport.playback import Playback
 
 _LINE = st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n")
 _ANY = st.characters(blacklist_categories=("Cs",))
@@ -98,7 +100,7 @@ class _Raiser:
 
 
 def _via_general_path(events: Iterator[bytes]) -> Iterator[bytes]:
-    """What ``chunk_by_event`` does, as a different chunker object: the general path."""
+    """What ``Chunking.PER_EVENT`` does, as a different chunker object: the general path."""
     yield from events
 
 
@@ -112,15 +114,15 @@ def _play(
         events=iter(events),
         deliver=deliver,
         ending=ending,  # type: ignore[arg-type]
-        chunker=_via_general_path if general else chunk_by_event,
+        chunker=_via_general_path if general else Chunking.PER_EVENT,
         on_end=lambda outcome, sent: ended.append((outcome, sent)),
     )
-    player = Player(playback, _Raiser())
+    delivery = Delivery(playback, _Raiser())
     seen: list[tuple[bytes, int]] = []
     error = None
     try:
-        for chunk in player.iterate():
-            seen.append((chunk, player.events_sent))
+        for chunk in delivery.iterate():
+            seen.append((chunk, delivery.events_sent))
     except (ConnectionError, TimeoutError) as exc:
         error = type(exc).__name__
     assert len(ended) == 1
@@ -147,11 +149,11 @@ def test_closing_early_is_a_hang_up_on_both_paths(general: bool) -> None:
         status=200,
         headers=[],
         events=iter([b"a", b"b", b"c"]),
-        chunker=_via_general_path if general else chunk_by_event,
+        chunker=_via_general_path if general else Chunking.PER_EVENT,
         on_end=lambda outcome, sent: ended.append(f"{outcome}:{sent}"),
     )
-    player = Player(playback, _Raiser())
-    chunks = player.iterate()
+    delivery = Delivery(playback, _Raiser())
+    chunks = delivery.iterate()
     assert next(chunks) == b"a"
-    player.close()
+    delivery.close()
     assert ended == ["cancelled:1"]

@@ -1,0 +1,264 @@
+"""What a fake model serves and what it saw: the script, its holds, its call log.
+
+A :class:`~..fakes.FakeModel` is three parts around the wire formats:
+
+- :class:`Script` — the replies in order, and what overrides them: a fault for every
+  call (``fail_with``), cut streams (``interrupt``), a ``respond`` function for
+  calls past the end;
+- :class:`Holds` — where calls wait until the test calls ``release()``: the next
+  call (``block``) and stalled streams (``Fault.stall``);
+- :class:`CallLog` — every request as it arrived (``calls``, ``requests``) and one
+  :class:`~..model.ModelCall` per finished call (``log``).
+
+:func:`call_sync` runs a user function that may be a coroutine function to
+completion from synchronous code (a fake's ``respond``, a parity check's ``run``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import inspect
+import threading
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..model import Fault, ModelCall, Reply, Request
+from ..transport.gate import Gate, wait_event_async
+from ..transport.router import HTTPRequest
+
+__all__ = [
+    "CallLog",
+    "HTTPCall",
+    "Holds",
+    "Respond",
+    "Script",
+    "ScriptItem",
+    "as_reply",
+    "call_sync",
+]
+
+ScriptItem = Reply | Fault | str
+"""What a script holds: a reply, a bare fault (a reply that only fails), or text."""
+
+Respond = Callable[[Request], "ScriptItem | Awaitable[ScriptItem]"]
+"""A function answering the calls a script does not cover (sync or async)."""
+
+
+def as_reply(item: ScriptItem) -> Reply:
+    """A script item as the reply it means (a ``str`` is ``Reply.text``, a ``Fault``
+    a reply that only fails)."""
+    if isinstance(item, Reply):
+        return item
+    if isinstance(item, Fault):
+        return Reply.failure(item)
+    if isinstance(item, str):
+        return Reply.text(item)
+    raise TypeError(f"a script item must be a Reply, a Fault or a str, got {item!r}")
+
+
+def call_sync(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)``; a coroutine is run to completion, in a worker thread with its own
+    loop when this thread already runs one."""
+    result = fn(*args)
+    if not inspect.isawaitable(result):
+        return result
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_await(result))
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, _await(result)).result()
+
+
+async def _await(result: Awaitable[Any]) -> Any:
+    return await result
+
+
+class Script:
+    """The replies a fake serves, in order, and what overrides them.
+
+    A stream cut by an interrupt plays the reply that is next without consuming it,
+    so the retry that follows receives the same reply in full.
+    """
+
+    def __init__(self, respond: Respond | None = None) -> None:
+        self.respond = respond
+        self.fail: Fault | None = None
+        self._replies: deque[Reply] = deque()
+        self._interrupts: list[int | None] = []
+        self._played_cut: set[int] = set()  # ids of scripted replies an interrupt cut
+        self._lock = threading.Lock()
+
+    def extend(self, items: Sequence[ScriptItem]) -> None:
+        """Append replies to the script."""
+        replies = [as_reply(item) for item in items]
+        with self._lock:
+            self._replies.extend(replies)
+
+    def interrupt(self, after_events: int | None, times: int) -> None:
+        """Cut the next ``times`` streams after ``after_events`` (``None``: halfway)."""
+        with self._lock:
+            self._interrupts.extend([after_events] * times)
+
+    @property
+    def remaining(self) -> list[Reply]:
+        """Replies not consumed yet."""
+        with self._lock:
+            return list(self._replies)
+
+    def unused(self) -> list[Reply]:
+        """Replies never requested: a reply an interrupt cut was requested (and partly
+        shown), even though it stays first in the script for the retry."""
+        with self._lock:
+            return [r for r in self._replies if id(r) not in self._played_cut]
+
+    def next_reply(self, request: Request) -> Reply | None:
+        """The reply for this call: the failure, the script, ``respond``; ``None``
+        when the script ran out and there is no ``respond``."""
+        with self._lock:
+            if self.fail is not None:
+                return Reply.failure(self.fail)
+            if self._replies:
+                if self._interrupts and request.stream:
+                    self._played_cut.add(id(self._replies[0]))
+                    return self._cut(self._replies[0])
+                return self._replies.popleft()
+        if self.respond is None:
+            return None
+        reply = as_reply(call_sync(self.respond, request))
+        with self._lock:
+            return self._cut(reply) if self._interrupts and request.stream else reply
+
+    def _cut(self, reply: Reply) -> Reply:
+        """``reply`` cut by the next pending interrupt (caller holds the lock)."""
+        after = self._interrupts.pop(0)
+        return reply.model_copy(update={"fault": Fault(kind="cut", after_events=after)})
+
+
+class Holds:
+    """Where a fake's calls wait until :meth:`release`: the next call (:meth:`block`),
+    and every stream a ``Fault.stall`` stops (:attr:`stall`)."""
+
+    def __init__(self) -> None:
+        self.holding = threading.Event()
+        self._lock = threading.Lock()
+        self._gates: list[Gate] = []
+        self._block: tuple[Gate, int | None] | None = None
+        self.stall = self._gate()
+
+    def _gate(self) -> Gate:
+        gate = Gate(on_reach=self.holding.set)
+        self._gates.append(gate)
+        return gate
+
+    def block(self, after_events: int | None) -> None:
+        """Hold the next call: before any byte (``None``) or after ``after_events``."""
+        with self._lock:
+            self._block = (self._gate(), after_events)
+
+    def take_block(self) -> tuple[Gate, int | None] | None:
+        """The hold for the call that arrives now (once), if :meth:`block` set one."""
+        with self._lock:
+            block, self._block = self._block, None
+        return block
+
+    def release(self) -> None:
+        """Let every held call continue; later stalls hold again."""
+        with self._lock:
+            gates, self._gates = self._gates, []
+            self._block = None
+            self.holding.clear()
+            self.stall = self._gate()
+        for gate in gates:
+            gate.open()
+
+    def wait(self, timeout: float | None) -> bool:
+        """Wait until a call is being held; ``False`` on timeout."""
+        return self.holding.wait(timeout)
+
+    async def wait_async(self, timeout: float | None) -> bool:
+        """:meth:`wait` without blocking the event loop."""
+        return await wait_event_async(self.holding, timeout)
+
+
+@dataclass(frozen=True)
+class HTTPCall:
+    """A request exactly as it reached the fake: method, URL, headers, body."""
+
+    method: str
+    url: str
+    headers: dict[str, str]
+    content: bytes
+
+    def json(self) -> Any:
+        """The body parsed as JSON."""
+        return HTTPRequest(self.method, self.url, (), self.content, "").json()
+
+
+class CallLog:
+    """What a fake was asked (:attr:`calls`, :attr:`requests`) and how each call ended
+    (:attr:`entries`: one :class:`~..model.ModelCall` per finished call)."""
+
+    def __init__(self) -> None:
+        self.calls: list[HTTPCall] = []
+        self.requests: list[Request] = []
+        self._lock = threading.Lock()
+        self._entries: dict[int, ModelCall] = {}
+        self._open: dict[int, tuple[Request, str]] = {}
+        self._statuses: dict[int, int | None] = {}
+
+    def open(self, request: HTTPRequest, parsed: Request) -> int:
+        """Log a call that arrived; returns its index."""
+        call = HTTPCall(request.method, request.url, dict(request.headers), request.content)
+        with self._lock:
+            index = len(self.calls)
+            self.calls.append(call)
+            self.requests.append(parsed)
+            self._open[index] = (parsed, request.url)
+        return index
+
+    def answered(self, index: int, status: int | None) -> None:
+        """The status call ``index`` is answered with (``None``: no response at all)."""
+        with self._lock:
+            self._statuses[index] = status
+
+    def ended(self, index: int, outcome: str, events_sent: int, reply: Reply | None) -> None:
+        """Call ``index`` ended (only its first ending counts); an error response read
+        to its end is an ``http_error``."""
+        with self._lock:
+            opened = self._open.pop(index, None)
+            if opened is None:
+                return
+            request, url = opened
+            status = self._statuses.pop(index, None)
+            if outcome == "completed" and status is not None and status >= 400:
+                outcome = "http_error"
+            # An error body is not an event stream: nothing of the reply was delivered.
+            delivered = events_sent if request.stream and (status or 0) < 400 else 0
+            self._entries[index] = ModelCall(
+                index=index,
+                provider=request.provider,
+                url=url,
+                streaming=request.stream,
+                request=request,
+                status=status,
+                outcome=outcome,
+                events_sent=delivered,
+                reply=reply,
+            )
+
+    def close_open(self) -> None:
+        """Log calls whose response the client never closed as ``cancelled``."""
+        with self._lock:
+            open_calls = list(self._open)
+        for index in open_calls:
+            self.ended(index, "cancelled", 0, None)
+
+    @property
+    def entries(self) -> list[ModelCall]:
+        """Every finished call, in arrival order."""
+        with self._lock:
+            return [self._entries[i] for i in sorted(self._entries)]

@@ -1,0 +1,49 @@
+"""Provider-neutral data model: what a model said, how it failed, what it was asked.
+
+Every wire codec in :mod:`..providers` translates between these types and one
+provider's JSON / SSE format, so one script of :class:`Reply` objects serves
+Anthropic Messages, OpenAI Chat Completions and OpenAI Responses alike. The types
+are pydantic models so they validate user input early (a typo in a script fails
+at construction, not deep inside a stream) and serialize into run logs and
+snapshots unchanged.
+
+Three modules, each importing only the ones before it:
+
+- :mod:`.parts` — what a message is made of (:class:`Text`, :class:`ToolCall`,
+  :class:`Thinking`, :class:`ToolResult`, :class:`Other`) and :class:`Usage`;
+- :mod:`.replies` — what one call gets: a :class:`Reply` or a :class:`Fault`, and
+  the :class:`FaultPlan` of which calls fail;
+- :mod:`.calls` — what a model was asked (:class:`Request`) and how the call went
+  (:class:`ModelCall`), with the :data:`Provider` names.
+"""
+
+from __future__ import annotations
+
+from .calls import PROVIDERS, Message, ModelCall, Outcome, Provider, Request, Tool
+from .parts import MessagePart, Other, Part, StopReason, Text, Thinking, ToolCall, ToolResult, Usage
+from .replies import Fault, FaultKind, FaultPlan, Reply, fault_source, reply_source
+
+__all__ = [
+    "PROVIDERS",
+    "Fault",
+    "FaultKind",
+    "FaultPlan",
+    "Message",
+    "MessagePart",
+    "ModelCall",
+    "Other",
+    "Outcome",
+    "Part",
+    "Provider",
+    "Reply",
+    "Request",
+    "StopReason",
+    "Text",
+    "Thinking",
+    "Tool",
+    "ToolCall",
+    "ToolResult",
+    "Usage",
+    "fault_source",
+    "reply_source",
+]
