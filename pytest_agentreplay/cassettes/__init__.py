@@ -49,12 +49,13 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    # Not cached here: the plugin imports this package at start-up (for the record
+    # modes), and a name cached from a submodule that a test run later drops and
+    # imports again (pytester in-process runs do) would be a stale second class.
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+    return getattr(importlib.import_module(module, __name__), name)
 
 
 def __dir__() -> list[str]:

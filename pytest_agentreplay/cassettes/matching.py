@@ -59,7 +59,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import AgentReplayError
-from ..harness.options import RECORD_MODES
 from ..jsondiff import Mask, json_diff, render, similarity, string_pair
 from .match_parts import (
     BUILTIN_PARTS,
@@ -70,6 +69,7 @@ from .match_parts import (
     header,
     normalize_body,
 )
+from .modes import RECORD_MODES
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -39,6 +39,7 @@ from ..transport.playback import Chunker, Playback, chunk_by_event
 from ..transport.router import HTTPRequest, Router
 from . import records as _records
 from .matching import Index, explain_miss, own_parts
+from .modes import RECORDING_MODES, REPLAYING_MODES
 from .record import DEFAULT_MAX_BODY_BYTES, UNNUMBERED, LiveRecorder, recorded_request
 from .replay import REPLAY_FAULTS, playback_for
 
@@ -59,8 +60,6 @@ __all__ = [
     "ReplayedCall",
     "WriteResult",
 ]
-
-REPLAYING_MODES = frozenset({"none", "once", "new_episodes"})
 
 
 class CassetteWriteError(AgentReplayError):
@@ -134,7 +133,7 @@ class CassetteSession:
     def __post_init__(self) -> None:
         self.existed = self.path.exists()
         self.replaying = self.record_mode in REPLAYING_MODES
-        self.recording = self.record_mode in ("all", "rewrite", "new_episodes") or (
+        self.recording = self.record_mode in RECORDING_MODES or (
             self.record_mode == "once" and not self.existed
         )
         kwargs = {} if self.match_on is None else {"match_on": self.match_on}
