@@ -28,7 +28,7 @@ from ..transport.playback import Playback
 
 if TYPE_CHECKING:  # pydantic models; a recording played as it came loads neither
     from ..model import Fault
-    from .records import AnyEvent, AnyInteraction, AnyResponse
+    from .model import Interaction, RecordedEvent, RecordedResponse
 
 __all__ = ["REPLAY_FAULTS", "IncompleteRecordingError", "playback_for"]
 
@@ -52,7 +52,7 @@ class IncompleteRecordingError(EgressBlocked):
     """
 
 
-def _headers(response: AnyResponse) -> list[tuple[str, str]]:
+def _headers(response: RecordedResponse) -> list[tuple[str, str]]:
     return [(k, v) for k, v in response.headers.items() if k.lower() not in _SKIP_HEADERS]
 
 
@@ -62,7 +62,7 @@ def _codec(method: str, path: str) -> Codec:
 
 
 def playback_for(
-    interaction: AnyInteraction,
+    interaction: Interaction,
     *,
     method: str,
     path: str,
@@ -129,7 +129,7 @@ class _Schedule(Sequence[float]):
     """When each event may be sent (its recorded arrival time times ``pace``),
     computed per event when the player asks, not for the whole stream up front."""
 
-    def __init__(self, events: Sequence[AnyEvent], pace: float) -> None:
+    def __init__(self, events: Sequence[RecordedEvent], pace: float) -> None:
         self.events = events
         self.pace = pace
 
@@ -148,7 +148,7 @@ class _Schedule(Sequence[float]):
         return (self.events[index].t or 0.0) * self.pace
 
 
-def _tail(response: AnyResponse) -> bytes:
+def _tail(response: RecordedResponse) -> bytes:
     """The unterminated last line of a recorded stream (replayed as it came)."""
     tail = response.tail
     return tail.encode("utf-8") if tail else b""
@@ -174,7 +174,7 @@ def _as_http(fault: Fault, codec: Codec) -> Fault:
 
 
 def _body_playback(
-    response: AnyResponse, fault: Fault | None, method: str, path: str, plan: Plan
+    response: RecordedResponse, fault: Fault | None, method: str, path: str, plan: Plan
 ) -> Playback:
     if fault is not None and fault.kind == "error_event":
         fault = _as_http(fault, _codec(method, path))

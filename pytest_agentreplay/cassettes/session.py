@@ -18,6 +18,10 @@ recorder (live responses are teed into new interactions). At the end of the test
 :meth:`CassetteSession.finish` writes the cassette — scrubbed, atomically, under
 a lock, merged with what other processes wrote meanwhile — unless the test
 failed and the cassette already existed.
+
+The cassette is read by the one reader (:func:`.io.load`); the recorded requests,
+the live requests matched against them, custom matchers and custom scrubbers all
+see the same model objects.
 """
 
 from __future__ import annotations
@@ -37,21 +41,17 @@ from ..transport.answer import Plan
 from ..transport.egress import EgressBlocked
 from ..transport.playback import Chunker, Playback, chunk_by_event
 from ..transport.router import HTTPRequest, Router
-from . import records as _records
-from .matching import Index, explain_miss, own_parts
+from . import io as cassette_io
+from .matching import Index, explain_miss
+from .merge import fingerprint
+from .model import Cassette, Interaction, RecordedRequest
 from .modes import RECORDING_MODES, REPLAYING_MODES
 from .record import DEFAULT_MAX_BODY_BYTES, UNNUMBERED, LiveRecorder, recorded_request
 from .replay import REPLAY_FAULTS, playback_for
 
-# The cassette model (pydantic) is loaded when a test records, when user code is given
-# interactions (custom matchers and scrubbers, ``agentreplay.interactions``) or when a
-# file is not one the plugin wrote; replaying the plugin's own files needs only
-# ``_records`` (about 0.1 s a run, bench/ W4).
 if TYPE_CHECKING:
     from ..model import Fault
     from ..redact import Scrubber
-    from .model import Cassette, Interaction, RecordedRequest
-    from .records import AnyInteraction, AnyRequest
 
 __all__ = [
     "CassetteMiss",
@@ -103,7 +103,7 @@ class WriteResult:
 @dataclass
 class _Pending:
     request: HTTPRequest
-    recorded: AnyRequest
+    recorded: RecordedRequest
     index: int | None
     call: int  # the request's number among all this test's requests
 
@@ -138,14 +138,9 @@ class CassetteSession:
         )
         kwargs = {} if self.match_on is None else {"match_on": self.match_on}
         self.index = Index([], **kwargs)
-        # Plain records when nothing but the plugin reads them (see _records).
-        self._plain = (
-            not self.recording
-            and own_parts(self.index.parts)
-            and not getattr(self.scrubber, "custom", ())
+        self.interactions: list[Interaction] = (
+            cassette_io.load(self.path).interactions if self.existed else []
         )
-        self._model: Cassette | None = None
-        self.interactions: Sequence[AnyInteraction] = self._load() if self.existed else []
         if self.replaying:
             for request in (i.request for i in self.interactions):
                 self.index.add(request, played=False)
@@ -162,32 +157,9 @@ class CassetteSession:
             (urlsplit(i.request.url).hostname or "").lower() for i in self.interactions
         }
 
-    def _load(self) -> Sequence[AnyInteraction]:
-        plain = _records.load(self.path) if self._plain else None
-        if plain is not None:
-            return plain
-        from . import io as cassette_io  # noqa: PLC0415 - see the imports
-
-        self._plain = False  # the model it is, for the live requests too
-        self._model = cassette_io.load(self.path)
-        return self._model.interactions
-
-    @property
-    def cassette(self) -> Cassette:
-        """The cassette as loaded, as the public model (built on first use when replay
-        read plain records)."""
-        if self._model is None:
-            self._model = _records.to_cassette(self.interactions)
-        return self._model
-
-    def _live_form(self, request: HTTPRequest) -> AnyRequest:
-        """A live request as it is matched: in cassette form, of the same kind as the
-        recorded ones, scrubbed exactly as they were when stored."""
-        if self._plain:
-            plain = _records.live_request(
-                request.method, request.url, request.headers, request.content
-            )
-            return self.scrubber.scrub_request(plain)
+    def _live_form(self, request: HTTPRequest) -> RecordedRequest:
+        """A live request as it is matched: in cassette form, scrubbed exactly as the
+        recorded ones were when stored."""
         return self.scrubber.scrub_request(recorded_request(request))
 
     # --- the handle's API ----------------------------------------------------------
@@ -247,7 +219,7 @@ class CassetteSession:
             self._pending[id(request)] = _Pending(request, recorded, index, call)
         return True
 
-    def _take(self, recorded: AnyRequest) -> int | None:
+    def _take(self, recorded: RecordedRequest) -> int | None:
         """The interaction answering ``recorded``: one whose last call was failed by an
         injected fault first (the retry gets the recording), else the next unplayed."""
         if self._again:
@@ -257,7 +229,7 @@ class CassetteSession:
                     return again.popleft()
         return self.index.take(recorded)
 
-    def _offer_again(self, recorded: AnyRequest, index: int) -> None:
+    def _offer_again(self, recorded: RecordedRequest, index: int) -> None:
         with self._lock:
             self._again.setdefault(self.index.key(recorded), deque()).append(index)
 
@@ -309,7 +281,7 @@ class CassetteSession:
         vcrpy, for requests / urllib3 / aiohttp — cannot play back in replay."""
         return self._miss(self.scrubber.scrub_request(request))
 
-    def _miss(self, recorded: AnyRequest) -> CassetteMiss:
+    def _miss(self, recorded: RecordedRequest) -> CassetteMiss:
         if not self.existed:
             command = self.rerecord or "pytest --agentreplay-record-mode=once"
             message = (
@@ -409,9 +381,6 @@ class CassetteSession:
                 recorded=len(new),
                 reason="the test failed; the existing cassette was kept",
             )
-        from . import io as cassette_io  # noqa: PLC0415 - see the imports
-        from .model import Cassette  # noqa: PLC0415
-
         fresh = self.scrubber.scrub(Cassette(interactions=new))
         with cassette_io.locked(self.path):
             merged, block = self._merge(fresh.interactions)
@@ -426,9 +395,6 @@ class CassetteSession:
         there. ``rewrite`` drops what the file held before this run — but not what
         other tests wrote into it during the run (a shared cassette).
         """
-        from .merge import fingerprint  # noqa: PLC0415 - see the imports
-        from .model import Cassette  # noqa: PLC0415
-
         on_disk = self._on_disk()
         seen = {fingerprint(i) for i in on_disk}
         fresh = [i for i in new if fingerprint(i) not in seen]
@@ -440,8 +406,6 @@ class CassetteSession:
             return []
         if self.record_mode == "rewrite" and not self._written_this_run():
             return []
-        from . import io as cassette_io  # noqa: PLC0415 - see the imports
-
         return cassette_io.load(self.path).interactions
 
     def _written_this_run(self) -> bool:
@@ -463,7 +427,7 @@ def _live_outcome(interaction: Interaction) -> str:
     return "error_event" if _ends_in_error(interaction) else "completed"
 
 
-def _ends_in_error(interaction: AnyInteraction) -> bool:
+def _ends_in_error(interaction: Interaction) -> bool:
     """Whether a recorded stream ends with the provider's in-stream error event."""
     events = interaction.response.events
     if not events:

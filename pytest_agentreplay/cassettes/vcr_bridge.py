@@ -107,7 +107,7 @@ def _bytes(value: Any) -> bytes:
 
 def _request(request: Any) -> RecordedRequest:
     """vcrpy's Request in cassette form (before scrubbing)."""
-    from .io import request_from_wire
+    from .wire import request_from_wire
 
     return request_from_wire(
         request.method, request.uri, _pairs(request.headers), _bytes(request.body)
@@ -116,8 +116,8 @@ def _request(request: Any) -> RecordedRequest:
 
 def from_vcr(request: Any, response: dict[str, Any]) -> Interaction:
     """vcrpy's (Request, response dict) as one of our interactions."""
-    from .io import response_from_wire
     from .model import Interaction
+    from .wire import response_from_wire
 
     return Interaction(
         request=_request(request),
@@ -141,7 +141,7 @@ class SessionPersister:
 
         if not self.session.existed or self.session.record_mode == "rewrite":
             raise CassetteNotFoundError()
-        pairs = [to_vcr(i) for i in self.session.cassette.interactions]
+        pairs = [to_vcr(i) for i in self.session.interactions]
         self.loaded = len(pairs)
         return [p[0] for p in pairs], [p[1] for p in pairs]
 

@@ -19,8 +19,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from ..fields import body_fields, join_headers, parse_json, response_fields, split_stream
-from ..model import json_problem
+from ..fields import join_headers, json_problem
+from ..wire import body_fields, parse_json, response_fields, split_stream
 
 __all__ = [
     "Format",
