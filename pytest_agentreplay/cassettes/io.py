@@ -37,15 +37,11 @@ from ..redact import Scrubber as DefaultRules
 from . import atomic as _files
 from .checks import CassetteValueError
 from .fields import CASSETTE_VERSION, looks_canonical
-from .formats import (
-    Format,
-    ShapeError,
-    detect_data,
-    detect_text,
-    from_http_snapshot,
-    from_raw_sse,
-    from_vcr,
-)
+from .formats.detect import Format, detect_data, detect_text
+from .formats.http_snapshot import from_http_snapshot
+from .formats.raw_sse import from_raw_sse
+from .formats.shape import ShapeError
+from .formats.vcrpy import from_vcr_data
 from .model import Cassette, cassette_from_data
 from .yaml.emit import UnstorableError, dump_cassette, dump_interactions
 from .yaml.fast import NotCanonicalError, read_canonical
@@ -243,7 +239,7 @@ def _convert(text: str, path: str) -> tuple[Any, Format]:
             return from_http_snapshot(_from_json(text, path)), kind
         data = _load_yaml(text, path)
         if detect_data(data) == "vcrpy":
-            return from_vcr(_check_top(data, text, path)), "vcrpy"
+            return from_vcr_data(_check_top(data, text, path)), "vcrpy"
         return _check_top(data, text, path), "agentreplay"
     except ShapeError as exc:
         raise _shape_error(exc, text, path, located=kind != "http-snapshot") from None
