@@ -6,8 +6,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..transport.router import Router
+from .calls import ReplayedCall
 from .model import Interaction
-from .session import CassetteSession, ReplayedCall
+from .session import CassetteSession
 
 if TYPE_CHECKING:
     from ..model import Fault

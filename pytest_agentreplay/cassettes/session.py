@@ -16,17 +16,16 @@ answer, and in replay-only modes every request that may not go out live, so a
 miss fails with a diagnosis instead of a vague connection error) and its
 recorder (live responses are teed into new interactions). At the end of the test
 :meth:`CassetteSession.finish` writes the cassette — scrubbed, atomically, under
-a lock, merged with what other processes wrote meanwhile — unless the test
-failed and the cassette already existed.
+a lock, merged with what other processes wrote meanwhile (:mod:`.write`) — unless
+the test failed and the cassette already existed.
 
 The cassette is read by the one reader (:func:`.io.load`); the recorded requests,
 the live requests matched against them, custom matchers and custom scrubbers all
-see the same model objects.
+see the same model objects. A miss is reported by :mod:`.miss`.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import deque
 from collections.abc import Callable, Hashable, Sequence
@@ -35,69 +34,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..errors import AgentReplayError
 from ..providers import detect
 from ..transport.answer import Plan
-from ..transport.egress import EgressBlocked
 from ..transport.playback import Chunker, Playback, chunk_by_event
 from ..transport.router import HTTPRequest, Router
 from . import io as cassette_io
-from .matching import Index, explain_miss
-from .merge import fingerprint
-from .model import Cassette, Interaction, RecordedRequest
+from .calls import ReplayedCall, live_call, replayed_outcome
+from .matching import Index
+from .miss import CassetteMiss, cassette_miss
+from .model import Interaction, RecordedRequest
 from .modes import RECORDING_MODES, REPLAYING_MODES
-from .record import DEFAULT_MAX_BODY_BYTES, UNNUMBERED, LiveRecorder, recorded_request
+from .record import DEFAULT_MAX_BODY_BYTES, UNNUMBERED, LiveRecorder
 from .replay import REPLAY_FAULTS, playback_for
+from .wire import request_from_wire
+from .write import CassetteWriteError, WriteResult, write_recorded
 
 if TYPE_CHECKING:
     from ..model import Fault
     from ..redact import Scrubber
 
-__all__ = [
-    "CassetteMiss",
-    "CassetteSession",
-    "CassetteWriteError",
-    "ReplayedCall",
-    "WriteResult",
-]
-
-
-class CassetteWriteError(AgentReplayError):
-    """A recording could not be written (see the message for what and why)."""
-
-
-class CassetteMiss(EgressBlocked):
-    """A request matched no recorded interaction and may not go out live.
-
-    Like :class:`~..transport.egress.EgressBlocked` (its base) it is a ``BaseException``,
-    so SDK retry loops cannot turn it into a vague connection error.
-    """
-
-
-@dataclass(frozen=True)
-class ReplayedCall:
-    """One request this test made, answered from the cassette or recorded live."""
-
-    index: int
-    method: str
-    url: str
-    source: str  # "cassette" or "live"
-    interaction: int | None
-    status: int | None = None
-    outcome: str = "completed"
-    events_sent: int = 0
-
-
-@dataclass
-class WriteResult:
-    """What :meth:`CassetteSession.finish` did with the file."""
-
-    path: Path
-    written: bool
-    recorded: int
-    reason: str = ""
-    block: list[str] = field(default_factory=list)
-    """Fingerprints of the interactions this test added to the file, in file order."""
+__all__ = ["CassetteSession"]
 
 
 @dataclass
@@ -160,7 +116,8 @@ class CassetteSession:
     def _live_form(self, request: HTTPRequest) -> RecordedRequest:
         """A live request as it is matched: in cassette form, scrubbed exactly as the
         recorded ones were when stored."""
-        return self.scrubber.scrub_request(recorded_request(request))
+        live = request_from_wire(request.method, request.url, request.headers, request.content)
+        return self.scrubber.scrub_request(live)
 
     # --- the handle's API ----------------------------------------------------------
 
@@ -282,36 +239,26 @@ class CassetteSession:
         return self._miss(self.scrubber.scrub_request(request))
 
     def _miss(self, recorded: RecordedRequest) -> CassetteMiss:
-        if not self.existed:
-            command = self.rerecord or "pytest --agentreplay-record-mode=once"
-            message = (
-                f"pytest-agentreplay: no cassette at {self.path} (record mode "
-                f"{self.record_mode!r}) for {recorded.method} {recorded.url} in test "
-                f"{self.test}. Record it with: {command}"
-            )
-        else:
-            message = explain_miss(
-                recorded,
-                self.index,
-                cassette=self.path,
-                test=self.test,
-                record_mode=self.record_mode,
-                rerecord=self.rerecord,
-                mask=self.scrubber.mask,
-            )
         self.router.blocked.append(f"{recorded.method} {recorded.url}")
-        return CassetteMiss(self.scrubber.mask(message))
+        return cassette_miss(
+            recorded,
+            self.index if self.existed else None,
+            cassette=self.path,
+            test=self.test,
+            record_mode=self.record_mode,
+            rerecord=self.rerecord,
+            mask=self.scrubber.mask,
+        )
 
     def _ender(
         self, call: int, request: HTTPRequest, index: int, played: list[Playback]
     ) -> Callable[[str, int], None]:
-        """The ``on_end`` of a replayed call: logs it as a :class:`ReplayedCall` with the
-        status the client got (an injected HTTP error's; none before the headers)."""
+        """The ``on_end`` of a replayed call: logs it as a :class:`~.calls.ReplayedCall`
+        with the status the client got (an injected HTTP error's; none before the
+        headers)."""
         interaction = self.interactions[index]
 
         def ended(outcome: str, events_sent: int) -> None:
-            if outcome == "completed" and _ends_in_error(interaction):
-                outcome = "error_event"
             playback = played[0]
             status = None if playback.before_headers else playback.status
             replayed = ReplayedCall(
@@ -321,9 +268,7 @@ class CassetteSession:
                 source="cassette",
                 interaction=index,
                 status=status,
-                outcome="http_error"
-                if status is not None and status >= 400 and outcome == "completed"
-                else outcome,
+                outcome=replayed_outcome(interaction, outcome, status),
                 events_sent=events_sent,
             )
             with self._lock:
@@ -339,18 +284,8 @@ class CassetteSession:
                 self.errors.append(result)
                 return
             self.recorded[sequence] = result
-            self.calls.append(
-                ReplayedCall(
-                    index=sequence if sequence < UNNUMBERED else len(self.calls),
-                    method=result.request.method,
-                    url=result.request.url,
-                    source="live",
-                    interaction=None,
-                    status=result.response.status,
-                    outcome=_live_outcome(result),
-                    events_sent=len(result.response.events or ()),
-                )
-            )
+            number = sequence if sequence < UNNUMBERED else len(self.calls)
+            self.calls.append(live_call(number, result))
 
     def add_recorded(self, interaction: Interaction) -> None:
         """Add an interaction recorded by vcrpy (non-httpx clients); written after the
@@ -381,64 +316,10 @@ class CassetteSession:
                 recorded=len(new),
                 reason="the test failed; the existing cassette was kept",
             )
-        fresh = self.scrubber.scrub(Cassette(interactions=new))
-        with cassette_io.locked(self.path):
-            merged, block = self._merge(fresh.interactions)
-            cassette_io.save(self.path, merged, scrubber=self.scrubber)
-        return WriteResult(self.path, written=True, recorded=len(new), block=block)
-
-    def _merge(self, new: list[Interaction]) -> tuple[Cassette, list[str]]:
-        """The cassette to write, and the fingerprints of the interactions this test adds.
-
-        What is on disk now (another test or process may have written since this
-        test loaded it) is kept, then what this test recorded that is not already
-        there. ``rewrite`` drops what the file held before this run — but not what
-        other tests wrote into it during the run (a shared cassette).
-        """
-        on_disk = self._on_disk()
-        seen = {fingerprint(i) for i in on_disk}
-        fresh = [i for i in new if fingerprint(i) not in seen]
-        merged = Cassette(interactions=[*on_disk, *fresh])
-        return merged, [fingerprint(i) for i in fresh]
-
-    def _on_disk(self) -> list[Interaction]:
-        if not self.path.exists():
-            return []
-        if self.record_mode == "rewrite" and not self._written_this_run():
-            return []
-        return cassette_io.load(self.path).interactions
-
-    def _written_this_run(self) -> bool:
-        started = self.run_started
-        return started is not None and self.path.stat().st_mtime >= started
-
-
-_LIVE_OUTCOME = {"complete": "completed", "incomplete": "cancelled"}
-
-
-def _live_outcome(interaction: Interaction) -> str:
-    """How a live call ended, in the words replayed calls and fake models use
-    (``completed``, ``cut``, ``error_event``, ``http_error``, ``timeout``, ``cancelled``)."""
-    end = interaction.response.end
-    if end != "complete":
-        return _LIVE_OUTCOME.get(end, end)
-    if interaction.response.status >= 400:
-        return "http_error"
-    return "error_event" if _ends_in_error(interaction) else "completed"
-
-
-def _ends_in_error(interaction: Interaction) -> bool:
-    """Whether a recorded stream ends with the provider's in-stream error event."""
-    events = interaction.response.events
-    if not events:
-        return False
-    last = events[-1]
-    if last.event == "error":
-        return True
-    try:
-        data = json.loads(last.data)
-    except ValueError:
-        return False
-    return isinstance(data, dict) and (
-        "error" in data or data.get("type") in ("error", "response.failed")
-    )
+        return write_recorded(
+            self.path,
+            new,
+            self.scrubber,
+            replace_old=self.record_mode == "rewrite",
+            run_started=self.run_started,
+        )
