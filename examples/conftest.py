@@ -48,9 +48,8 @@ def _without_times(interaction: Interaction) -> Interaction:
     events = interaction.response.events
     if not events:
         return interaction
-    untimed = [event.model_copy(update={"t": None}) for event in events]
-    response = interaction.response.model_copy(update={"events": untimed})
-    return interaction.model_copy(update={"response": response})
+    untimed = [event.replace(t=None) for event in events]
+    return interaction.replace(response=interaction.response.replace(events=untimed))
 
 
 @pytest.fixture

@@ -1,9 +1,12 @@
-"""Turn wire bodies into cassette fields: parsed JSON, SSE events, text or base64.
+"""What a cassette field holds, as plain values: the leaf every cassette module shares.
 
-Used when converting other cassette formats at load time, and by the recorder
-(through :func:`~.io.request_from_wire` and
-:func:`~.io.response_from_wire`) so a body is stored the
-same way whichever path wrote it.
+Headers (names lower-cased, repeated ones joined, the wire-only ones a stored
+response drops), bodies (the bytes a stored body stands for, compressed wire
+bodies decoded, whether a value is JSON), streams (the endings a recording can
+have, the text after the last event) and the shape of the files the plugin
+writes. Nothing here knows the cassette classes or YAML: the model, the reader,
+the writer, the recorder and the other formats all build on these functions, so
+each rule is written once.
 """
 
 from __future__ import annotations
@@ -12,31 +15,52 @@ import base64
 import json
 import re
 import zlib
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal, Protocol, get_args
 
-from .. import sse
-from .records import normalize_headers
-from .yaml.emit import MAX_DEPTH, UnstorableError, dump_json
-
-if TYPE_CHECKING:
-    from .model import RecordedEvent
+from ..sse import SSEEvent
 
 __all__ = [
+    "CASSETTE_VERSION",
     "MAX_DECODED",
-    "body_fields",
+    "STREAM_ENDS",
+    "StoredBody",
+    "StoredCassette",
+    "StoredEvent",
+    "StoredInteraction",
+    "StoredRequest",
+    "StoredResponse",
+    "StreamEnd",
+    "body_bytes",
     "decode_content",
+    "event_to_sse",
     "join_headers",
+    "json_problem",
+    "kind_name",
+    "kind_of",
+    "looks_canonical",
     "looks_like_sse",
-    "response_fields",
-    "split_sse",
-    "split_stream",
+    "normalize_headers",
     "tail",
+    "wire_only_headers",
 ]
+
+CASSETTE_VERSION = 1
+"""The format version, written last in every file."""
+
+StreamEnd = Literal["complete", "cut", "timeout", "cancelled", "incomplete"]
+"""How a recorded body ended: normally; connection dropped; read timed out; the
+client hung up; the recording was interrupted (Ctrl-C) — refused on replay unless
+explicitly allowed."""
+STREAM_ENDS: frozenset[str] = frozenset(get_args(StreamEnd))
+"""The values of :data:`StreamEnd`."""
 
 MAX_DECODED = 64 * 1024 * 1024
 """Largest body a compressed stored body may expand to (a gzip bomb is refused)."""
 
+_WIRE_ONLY = frozenset({"content-length", "transfer-encoding"})
+_CANONICAL_START = ("interactions:\n- request:\n    method: ", "interactions: []\n")
+_CANONICAL_END = f"\nversion: {CASSETTE_VERSION}\n"
 # Headers that hold one value: of a repeated list, the first wins.
 _SINGLE_VALUED = frozenset(
     {
@@ -51,10 +75,101 @@ _SINGLE_VALUED = frozenset(
     }
 )
 _SSE_FIRST_LINE = re.compile(r"(?:data|event|id|retry)(?::|$)|:")
+# One line end (CRLF counts once), then another: a blank line, which ends an event.
+_BLANK_LINE = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
+_JSON_LEAVES = (str, int, float, bool, type(None))
+_PLAIN_LEAVES = frozenset(_JSON_LEAVES)
 
 
-class _NotJSONError(Exception):
-    pass
+# --- what a cassette holds, as the modules below the model read it ---------------------
+
+
+class StoredEvent(Protocol):
+    """An SSE event as stored (:class:`~.model.RecordedEvent`)."""
+
+    @property
+    def data(self) -> str: ...
+    @property
+    def event(self) -> str | None: ...
+    @property
+    def id(self) -> str | None: ...
+    @property
+    def retry(self) -> int | None: ...
+    @property
+    def comments(self) -> Sequence[str] | None: ...
+    @property
+    def t(self) -> float | None: ...
+
+
+class StoredBody(Protocol):
+    """Headers and a body as stored."""
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+    @property
+    def json_body(self) -> Any: ...
+    @property
+    def body(self) -> str | None: ...
+    @property
+    def body_b64(self) -> str | None: ...
+
+
+class StoredRequest(StoredBody, Protocol):
+    """A request as stored (:class:`~.model.RecordedRequest`)."""
+
+    @property
+    def method(self) -> str: ...
+    @property
+    def url(self) -> str: ...
+
+
+class StoredResponse(StoredBody, Protocol):
+    """A response as stored (:class:`~.model.RecordedResponse`)."""
+
+    @property
+    def status(self) -> int: ...
+    @property
+    def events(self) -> Sequence[StoredEvent] | None: ...
+    @property
+    def end(self) -> str: ...
+    @property
+    def truncated(self) -> str | None: ...
+    @property
+    def tail(self) -> str | None: ...
+
+
+class StoredInteraction(Protocol):
+    """A request and its response (:class:`~.model.Interaction`)."""
+
+    @property
+    def request(self) -> StoredRequest: ...
+    @property
+    def response(self) -> StoredResponse: ...
+
+
+class StoredCassette(Protocol):
+    """A whole cassette (:class:`~.model.Cassette`)."""
+
+    @property
+    def version(self) -> int: ...
+    @property
+    def interactions(self) -> Sequence[StoredInteraction]: ...
+    def to_data(self) -> dict[str, Any]: ...
+
+
+# --- headers ---------------------------------------------------------------------------
+
+
+def normalize_headers(headers: dict[str, str]) -> dict[str, str]:
+    """Lower-case header names; values of names that collide are joined with ``, ``
+    (``headers`` itself when every name is lower-case already)."""
+    if all(name == name.lower() for name in headers):
+        return headers
+    out: dict[str, str] = {}
+    for name, value in headers.items():
+        key = name.lower()
+        out[key] = f"{out[key]}, {value}" if key in out else value
+    return out
 
 
 def join_headers(raw: Mapping[Any, Any] | Iterable[tuple[Any, Any]]) -> dict[str, str]:
@@ -79,6 +194,94 @@ def join_headers(raw: Mapping[Any, Any] | Iterable[tuple[Any, Any]]) -> dict[str
         name: values[0] if name in _SINGLE_VALUED and values else ", ".join(values)
         for name, values in out.items()
     }
+
+
+def wire_only_headers(body_b64: str | None) -> frozenset[str]:
+    """Response headers that describe the wire rather than the stored body, so are not
+    stored: ``content-length`` and ``transfer-encoding`` always, ``content-encoding``
+    unless the body is kept as raw bytes (a stored JSON, text or event list is decoded)."""
+    return _WIRE_ONLY if body_b64 is not None else _WIRE_ONLY | {"content-encoding"}
+
+
+# --- bodies ----------------------------------------------------------------------------
+
+
+def body_bytes(json_body: Any, body: str | None, body_b64: str | None) -> bytes:
+    """A stored body's bytes (JSON re-serialized compactly; nothing stored: empty)."""
+    if json_body is not None:
+        return json.dumps(json_body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    if body is not None:
+        return body.encode("utf-8")
+    if body_b64 is not None:
+        return base64.b64decode(body_b64)
+    return b""
+
+
+def json_problem(value: Any) -> str | None:
+    """Where ``value`` stops being JSON (``messages[2].when holds a date``), or ``None``.
+
+    YAML can build dates, bytes, sets and non-text keys that ``json.dumps`` would
+    refuse (or change) at replay time; a hand-edited cassette is caught at load.
+    """
+    return None if _plain_json(value) else _first_non_json(value)
+
+
+def _plain_json(value: Any) -> bool:
+    """Whether ``value`` is made of plain JSON types only (the quick walk: no paths)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is dict:
+            if not all(type(key) is str for key in node):
+                return False
+            stack.extend(node.values())
+        elif kind is list:
+            stack.extend(node)
+        elif kind not in _PLAIN_LEAVES:
+            return False  # maybe a subclass of a JSON type: the full walk decides
+    return True
+
+
+def _first_non_json(value: Any) -> str | None:
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, dict):
+            for key, item in node.items():
+                if not isinstance(key, str):
+                    return (
+                        f"{where or 'the body'} has a {type(key).__name__} key; JSON keys are text"
+                    )
+                stack.append((item, f"{where}.{key}" if where else key))
+        elif isinstance(node, list):
+            stack.extend((item, f"{where}[{i}]") for i, item in enumerate(node))
+        elif not isinstance(node, _JSON_LEAVES):
+            kind = type(node).__name__
+            return f"{where or 'the body'} holds a {kind}, which is not JSON (quote it?)"
+    return None
+
+
+_KINDS: dict[type, str] = {
+    dict: "a mapping",
+    list: "a list",
+    str: "text",
+    bytes: "binary",
+    int: "an integer",
+    bool: "a boolean",
+    float: "a number",
+    type(None): "empty",
+}
+
+
+def kind_name(kind: type) -> str:
+    """A type in the words of an error message (``a mapping``, ``text``, ``an integer``)."""
+    return _KINDS.get(kind, f"a {kind.__name__}")
+
+
+def kind_of(value: Any) -> str:
+    """What ``value`` is, in the words of an error message."""
+    return kind_name(type(value))
 
 
 def _inflate(raw: bytes, wbits: int) -> bytes:
@@ -113,6 +316,18 @@ def decode_content(headers: dict[str, str], raw: bytes) -> tuple[bytes, dict[str
     return raw, headers
 
 
+# --- streams ---------------------------------------------------------------------------
+
+
+def event_to_sse(
+    data: str, event: str | None, id: str | None, retry: int | None, comments: Sequence[str] | None
+) -> SSEEvent:
+    """A stored event as the SSE codec sees it (no id stored: the empty id)."""
+    return SSEEvent(
+        data=data, event=event, id=id or "", retry=retry, comments=tuple(comments or ())
+    )
+
+
 def looks_like_sse(raw: bytes) -> bool:
     """Does the body start like an event stream (a field or comment line)?
 
@@ -124,10 +339,6 @@ def looks_like_sse(raw: bytes) -> bool:
     return bool(_SSE_FIRST_LINE.match(first.decode("utf-8", "replace")))
 
 
-# One line end (CRLF counts once), then another: a blank line, which ends an event.
-_BLANK_LINE = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
-
-
 def tail(body: bytes) -> bytes:
     """The bytes after the last blank line (what no event boundary closed)."""
     end = 0
@@ -136,143 +347,10 @@ def tail(body: bytes) -> bytes:
     return body[end:]
 
 
-def split_stream(body: bytes) -> dict[str, Any]:
-    """A whole SSE body as the cassette fields ``events``, ``tail`` and ``truncated``.
-
-    ``events`` are exactly what a spec decoder dispatches (comments kept); when
-    the body ends without the blank line that closes its last event, ``tail``
-    keeps the unterminated text as received and ``truncated`` describes it, so
-    replay can send the same bytes (both SDKs drop such an event).
-    """
-    from .model import RecordedEvent  # noqa: PLC0415 - recording only
-
-    decoded = sse.decode(body, keep_comments=True)
-    events = [RecordedEvent.from_sse(event) for event in decoded.events]
-    if decoded.truncated is None:
-        return {"events": events}
-    tail_text = tail(body).decode("utf-8", "replace")
-    return {"events": events, "tail": tail_text or None, "truncated": decoded.truncated.describe()}
+# --- files -----------------------------------------------------------------------------
 
 
-def split_sse(body: bytes) -> tuple[list[RecordedEvent], str | None]:
-    """The dispatched events of a whole SSE body, and a note when it ends mid-event."""
-    fields = split_stream(body)
-    return fields["events"], fields.get("truncated")
-
-
-def _reject_constant(name: str) -> Any:
-    raise _NotJSONError(name)
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise _NotJSONError(text)
-    return value
-
-
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        raise _NotJSONError("duplicate key")
-    return out
-
-
-def parse_json(raw: bytes | str) -> Any:
-    """``raw`` as a JSON object or array that a cassette can store parsed, else ``None``.
-
-    Scalars, duplicate keys, NaN / Infinity, lone surrogates and nesting beyond
-    the writer's limit are refused: storing those parsed would change the body.
-    """
-    long_key = False
-
-    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        nonlocal long_key
-        out = _unique(pairs)
-        if out and not long_key and max(map(len, out)) > _SHORT_KEY:
-            long_key = True
-        return out
-
-    try:
-        value = json.loads(
-            raw,
-            object_pairs_hook=unique,
-            parse_constant=_reject_constant,
-            parse_float=_finite,
-        )
-        if not isinstance(value, (dict, list)):
-            return None
-        if long_key or not _surely_storable(raw, value):
-            dump_json(value)  # the writer itself decides
-    except (_NotJSONError, ValueError, RecursionError, UnstorableError):
-        return None
-    return value
-
-
-# A key this short stays under the writer's key limit even with every character escaped.
-_SHORT_KEY = 90
-
-
-def _surely_storable(raw: bytes | str, value: Any) -> bool:
-    """Whether the writer surely stores ``value``, parsed from ``raw`` and holding no long
-    key: no lone surrogate, nesting well inside its limit. ``False``: "ask the writer".
-
-    :func:`dump_json` would say the same, but it writes the whole YAML to find out, and
-    every request a cassette replays is parsed here (issue 9).
-    """
-    if isinstance(raw, str):
-        if "\\u" in raw:
-            return False
-        try:
-            raw.encode("utf-8")
-        except UnicodeEncodeError:
-            return False
-        brackets = raw.count("{") + raw.count("[")
-    else:
-        # Strict UTF-8 without \u escapes (and so not UTF-16 / 32) decodes to no surrogate.
-        if b"\\u" in raw or b"\x00" in raw:
-            return False
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return False
-        brackets = raw.count(b"{") + raw.count(b"[")
-    return brackets < MAX_DEPTH - 2 or _shallow(value)
-
-
-def _shallow(value: Any) -> bool:
-    """Whether ``value`` nests well inside the writer's limit (level by level)."""
-    level = [value]
-    for _ in range(MAX_DEPTH - 2):
-        deeper: list[Any] = []
-        for node in level:
-            children = node.values() if type(node) is dict else node
-            deeper += [c for c in children if type(c) is dict or type(c) is list]
-        if not deeper:
-            return True
-        level = deeper
-    return False
-
-
-def body_fields(raw: bytes, content_type: str = "") -> dict[str, Any]:
-    """The cassette fields for a non-stream body: ``json``, ``body`` or ``body_b64`` (or none)."""
-    if not raw:
-        return {}
-    if "json" in content_type or raw.lstrip()[:1] in (b"{", b"["):
-        parsed = parse_json(raw)
-        if parsed is not None:
-            return {"json": parsed}
-    try:
-        return {"body": raw.decode("utf-8")}
-    except UnicodeDecodeError:
-        return {"body_b64": base64.b64encode(raw).decode("ascii")}
-
-
-def response_fields(headers: Mapping[str, str], raw: bytes) -> dict[str, Any]:
-    """Headers and body fields for a stored response: decoded, SSE split into events."""
-    lowered = normalize_headers(dict(headers))
-    raw, lowered = decode_content(lowered, raw)
-    content_type = lowered.get("content-type", "").lower()
-    if "text/event-stream" in content_type and (not raw.strip() or looks_like_sse(raw)):
-        return {"headers": lowered, **split_stream(raw)}
-    return {"headers": lowered, **body_fields(raw, content_type)}
+def looks_canonical(text: str) -> bool:
+    """Whether ``text`` starts and ends as the canonical writer's files do: the cheap
+    test before the fast reader is tried."""
+    return text.startswith(_CANONICAL_START) and text.endswith(_CANONICAL_END)

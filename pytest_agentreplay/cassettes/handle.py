@@ -6,12 +6,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..transport.router import Router
-from .session import CassetteSession, ReplayedCall
+from .calls import ReplayedCall
+from .model import Interaction
+from .session import CassetteSession
 
-if TYPE_CHECKING:  # pydantic models: built when a test asks for them
+if TYPE_CHECKING:
     from ..model import Fault
     from ..redact import Scrubber
-    from .model import Interaction
 
 __all__ = ["AgentReplay"]
 
@@ -20,8 +21,8 @@ class AgentReplay:
     """The per-test cassette handle.
 
     ``path`` and ``record_mode`` say which cassette and how; ``interactions`` are
-    the recorded ones loaded from it (as :class:`~.model.Interaction`, built
-    on first use when replay read the file without the model); ``calls`` the
+    the recorded ones loaded from it (the :class:`~.model.Interaction` objects replay
+    plays); ``calls`` the
     requests this test made so far (answered from the cassette, or live and
     recorded); ``recorded`` the new interactions; ``unplayed`` the indexes of
     recorded interactions not played yet; ``live_calls`` / ``blocked`` are the egress
@@ -43,7 +44,7 @@ class AgentReplay:
 
     @property
     def interactions(self) -> list[Interaction]:
-        return list(self._session.cassette.interactions)
+        return list(self._session.interactions)
 
     @property
     def calls(self) -> list[ReplayedCall]:
@@ -85,5 +86,5 @@ class AgentReplay:
     def __repr__(self) -> str:
         return (
             f"<AgentReplay {self.path} mode={self.record_mode} "
-            f"interactions={len(self._session.cassette.interactions)}>"
+            f"interactions={len(self._session.interactions)}>"
         )

@@ -1,4 +1,4 @@
-"""Cassette files: load (any supported format), validate, dump, and save atomically.
+"""Cassette files: the one reader (any supported format) and the one writer.
 
 ``load`` / ``loads`` read our YAML and, converted at load time (the file on
 disk is never modified), vcrpy / pytest-recording YAML (stock, pydantic-ai's
@@ -8,8 +8,14 @@ unsupported version, a missing key, a wrong type, a duplicate key, a git merge
 conflict, an unsafe tag, an alias bomb — is one :class:`CassetteFormatError`
 that names the file, line, column and field path and says what to do.
 
-Our own files are read by a fast canonical reader and checked by re-emission
-(see :mod:`.yaml.fast`); anything else goes through the safe libyaml loader.
+Everything that reads a cassette comes here: replay, the ``agentreplay`` command,
+``convert``, snapshots. A file the plugin wrote takes the fast path: the
+canonical reader (:mod:`.yaml.fast`) parses it without PyYAML, the model is built
+from what it read, and the result is accepted only if the writer gives back the
+file's exact text. Anything else (a hand edit, another tool's file, an error to
+explain) goes through the safe libyaml loader, imported only then. Both paths
+build the model with the same function (:func:`from_data` is its public face),
+so they yield the same objects.
 
 ``save`` scrubs, dumps, checks for surviving secrets, verifies that the text
 loads back to the same cassette, and only then replaces the file atomically.
@@ -21,30 +27,23 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import ValidationError
-
 from ..errors import CassetteFormatError, field_path
 from ..redact import Scrubber as DefaultRules
 from . import atomic as _files
-from .fields import body_fields, join_headers, response_fields
-from .fields import split_sse as _split_sse
-from .formats import (
-    Format,
-    ShapeError,
-    detect_data,
-    detect_text,
-    from_http_snapshot,
-    from_raw_sse,
-    from_vcr,
-)
-from .model import CASSETTE_VERSION, Cassette, RecordedEvent, RecordedRequest, RecordedResponse
-from .records import looks_canonical
-from .yaml.emit import UnstorableError, dump_cassette
+from .checks import CassetteValueError
+from .fields import CASSETTE_VERSION, looks_canonical
+from .formats.detect import Format, detect_data, detect_text
+from .formats.http_snapshot import from_http_snapshot
+from .formats.raw_sse import from_raw_sse
+from .formats.shape import ShapeError
+from .formats.vcrpy import from_vcr_data
+from .model import Cassette, cassette_from_data
+from .yaml.emit import UnstorableError, dump_cassette, dump_interactions
 from .yaml.fast import NotCanonicalError, read_canonical
 
 __all__ = [
@@ -52,18 +51,15 @@ __all__ = [
     "Scrubber",
     "detect_format",
     "dumps",
+    "from_data",
     "load",
     "loads",
     "locked",
-    "request_from_wire",
-    "response_from_wire",
     "save",
-    "split_sse",
 ]
 
 _CONFLICT = re.compile(r"^(?:<{7}|>{7})(?: |$)", re.MULTILINE)
 _EMPTY_HINT = "Delete it and re-record with --agentreplay-record-mode=once."
-_JSON_CHECKED = {"json_checked": True}
 
 
 class Scrubber(Protocol):
@@ -125,15 +121,15 @@ def detect_format(text: str | bytes) -> Format:
     return detect_text(text)
 
 
-# --- loading ---------------------------------------------------------------------------
+# --- reading ---------------------------------------------------------------------------
 
 
-# PyYAML (``._yaml_load``) is imported on first use: the files the plugin writes load
+# PyYAML (``.yaml.load``) is imported on first use: the files the plugin writes load
 # through ``_fast``, so a replay-only run never pays for it (about 12 ms, bench/ W4).
 
 
 def _load_yaml(text: str, path: str) -> Any:
-    """``text`` parsed by the safe libyaml loader (see ``._yaml_load``)."""
+    """``text`` parsed by the safe libyaml loader (see ``.yaml.load``)."""
     from .yaml.load import load_yaml  # noqa: PLC0415 - see above
 
     return load_yaml(text, path)
@@ -147,15 +143,18 @@ def _locate(text: str, loc: tuple[str | int, ...]) -> tuple[int, int] | None:
 
 
 def _fast(text: str) -> Cassette | None:
-    """Our own canonical files, read without libyaml (checked by re-emission)."""
+    """A file the plugin wrote, read without libyaml: the model built from what the
+    canonical reader read, accepted only if the writer gives back the exact text (so
+    anything it could misread, and every value the model would change, goes the slow
+    way). The canonical reader builds JSON values only: the JSON walk is skipped."""
     if not looks_canonical(text):
         return None
     try:
-        data = read_canonical(text)
-        cassette = Cassette.model_validate(data, context={"json_checked": True})
-        return cassette if dump_cassette(cassette) == text else None
-    except (NotCanonicalError, ValidationError, UnstorableError):
+        cassette = cassette_from_data(read_canonical(text), json_checked=True)
+        written = dump_interactions(cassette.interactions, cassette.version)
+    except (NotCanonicalError, CassetteValueError, UnstorableError, RecursionError):
         return None
+    return cassette if written == text else None
 
 
 def _check_top(data: Any, text: str, path: str) -> dict[str, Any]:
@@ -192,34 +191,19 @@ def _check_top(data: Any, text: str, path: str) -> dict[str, Any]:
     return data
 
 
-def _problem(error: Mapping[str, Any]) -> str:
-    kind = error["type"]
-    if kind == "missing":
-        return "missing"
-    if kind == "extra_forbidden":
-        return "unknown key (check its spelling)"
-    if kind == "string_pattern_mismatch":
-        return "holds a line break (or NUL) that an SSE field cannot carry"
-    message = str(error["msg"])
-    message = message.removeprefix("Value error, ")
-    return message[:1].lower() + message[1:]
-
-
-def _validate(data: Any, text: str, path: str, source: Format) -> Cassette:
+def _validate(data: Any, path: str, text: str | None = None) -> Cassette:
+    """The model of cassette ``data``; a bad value is located in ``text``, the YAML it
+    was read from, when there is one (not for a file converted from another format)."""
     try:
-        return Cassette.model_validate(data)
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_input=False)
-        first = errors[0]
-        loc = tuple(part for part in first["loc"] if isinstance(part, (str, int)))
-        where = _locate(text, loc) if source == "agentreplay" else None
-        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+        return cassette_from_data(data)
+    except CassetteValueError as exc:
+        where = _locate(text, exc.loc) if text is not None else None
         raise CassetteFormatError(
-            _problem(first) + more,
+            exc.problem,
             path=path,
             line=where[0] if where else None,
             column=where[1] if where else None,
-            field=field_path(loc) or None,
+            field=field_path(exc.loc) or None,
         ) from None
 
 
@@ -255,7 +239,7 @@ def _convert(text: str, path: str) -> tuple[Any, Format]:
             return from_http_snapshot(_from_json(text, path)), kind
         data = _load_yaml(text, path)
         if detect_data(data) == "vcrpy":
-            return from_vcr(_check_top(data, text, path)), "vcrpy"
+            return from_vcr_data(_check_top(data, text, path)), "vcrpy"
         return _check_top(data, text, path), "agentreplay"
     except ShapeError as exc:
         raise _shape_error(exc, text, path, located=kind != "http-snapshot") from None
@@ -269,7 +253,7 @@ def loads(text: str | bytes, *, path: str = "<string>") -> Cassette:
         return fast
     _check_text(decoded, path)
     data, source = _convert(decoded, path)
-    return _validate(data, decoded, path, source)
+    return _validate(data, path, decoded if source == "agentreplay" else None)
 
 
 def load(path: str | os.PathLike[str]) -> Cassette:
@@ -282,19 +266,31 @@ def load(path: str | os.PathLike[str]) -> Cassette:
     return loads(raw, path=name)
 
 
+def from_data(data: Any, *, path: str = "<data>") -> Cassette:
+    """The cassette that parsed cassette ``data`` describes — what a file holds, as
+    ``Cassette.to_data()`` gives it — checked as a file is: a bad value raises
+    :class:`CassetteFormatError` naming its field (``path`` names the source)."""
+    return _validate(data, path)
+
+
 # --- writing ---------------------------------------------------------------------------
 
 
+def _unsaveable(exc: CassetteValueError, path: str) -> CassetteFormatError:
+    """A value changed into a bad one since the cassette was built, found on saving."""
+    field = field_path(exc.loc) or None
+    return CassetteFormatError(
+        exc.problem, path=path, field=field, hint="Fix the value before saving."
+    )
+
+
 def _canonical(cassette: Cassette, path: str) -> tuple[Cassette, str]:
-    """The cassette re-validated (names lower-cased, wire-only headers dropped) and its text."""
+    """The cassette checked again (names lower-cased, wire-only headers dropped, values
+    changed since it was built re-checked) and its text."""
     try:
-        normal = Cassette.model_validate(cassette.model_dump(by_alias=True, round_trip=True))
-    except ValidationError as exc:
-        first = exc.errors(include_url=False, include_input=False)[0]
-        loc = tuple(p for p in first["loc"] if isinstance(p, (str, int)))
-        raise CassetteFormatError(
-            _problem(first), path=path, field=field_path(loc), hint="Fix the value before saving."
-        ) from None
+        normal = cassette_from_data(cassette.to_data())
+    except CassetteValueError as exc:
+        raise _unsaveable(exc, path) from None
     try:
         return normal, dump_cassette(normal)
     except UnstorableError as exc:
@@ -331,7 +327,10 @@ def save(
     if scrub and scrubber is None:
         scrubber = DefaultRules()
     if scrubber is not None:
-        cassette = scrubber.scrub(cassette)
+        try:
+            cassette = scrubber.scrub(cassette)
+        except CassetteValueError as exc:
+            raise _unsaveable(exc, str(target)) from None
     normal, text = _canonical(cassette, str(target))
     if scrubber is not None:
         scrubber.check(text, target)
@@ -344,7 +343,7 @@ _VERIFY_WITH_LIBYAML = 1024 * 1024  # bytes; larger files are checked by the fas
 
 def _comparable(cassette: Cassette) -> str:
     # JSON so that NaN equals itself; sorted because dumps sorts header names.
-    return json.dumps(cassette.model_dump(mode="json"), sort_keys=True)
+    return json.dumps(cassette.to_data(), sort_keys=True)
 
 
 def _verify(text: str, expected: Cassette, path: str) -> None:
@@ -357,7 +356,7 @@ def _verify(text: str, expected: Cassette, path: str) -> None:
     """
     small = len(text) <= _VERIFY_WITH_LIBYAML
     try:
-        loaded = _validate(_load_yaml(text, path), text, path, "agentreplay") if small else None
+        loaded = _validate(_load_yaml(text, path), path, text) if small else None
         again = _comparable(loaded or loads(text, path=path))
     except CassetteFormatError as exc:
         again, problem = None, str(exc)
@@ -390,40 +389,3 @@ def locked(path: str | os.PathLike[str]) -> Iterator[None]:
     """
     with _files.locked(path):
         yield
-
-
-# --- building stored bodies ------------------------------------------------------------
-
-
-def split_sse(body: bytes) -> tuple[list[RecordedEvent], str | None]:
-    """A whole SSE body as events (comments kept) and a truncation note (``None`` if complete)."""
-    return _split_sse(body)
-
-
-def request_from_wire(
-    method: str,
-    url: str,
-    headers: Mapping[str, str] | Iterable[tuple[str, str]],
-    content: bytes,
-) -> RecordedRequest:
-    """A request as the cassette stores it: names lower-cased, a JSON body parsed."""
-    joined = join_headers(headers)
-    fields = body_fields(content, joined.get("content-type", "").lower())
-    return RecordedRequest.model_validate(
-        {"method": method, "url": url, "headers": joined, **fields},
-        # A parsed body came from json.loads: JSON through and through, no walk needed.
-        context=_JSON_CHECKED if "json" in fields else None,
-    )
-
-
-def response_from_wire(
-    status: int,
-    headers: Mapping[str, str] | Iterable[tuple[str, str]],
-    content: bytes,
-) -> RecordedResponse:
-    """A complete response body as stored: decoded, JSON parsed, SSE split into events.
-
-    Raises ``ValueError`` for a compressed body that would expand beyond 64 MiB.
-    """
-    fields = response_fields(join_headers(headers), content)
-    return RecordedResponse.model_validate({"status": status, **fields})

@@ -22,9 +22,8 @@ from urllib.parse import SplitResult, parse_qsl, urlsplit
 
 from ..providers import detect
 
-if TYPE_CHECKING:  # replay's plain records or the model: parts read attributes only
+if TYPE_CHECKING:
     from .model import RecordedRequest
-    from .records import AnyRequest
 
 __all__ = [
     "BODY_NOISE",
@@ -76,7 +75,7 @@ VOLATILE_HEADERS = frozenset(
 _SEGMENT = re.compile(r"(?:^|\.)([^.\[\]]+)|\[(\*|\d+)\]")
 
 
-def _split(request: AnyRequest) -> SplitResult:
+def _split(request: RecordedRequest) -> SplitResult:
     """The URL's parts; a URL ``urlsplit`` refuses (bad IPv6 brackets) is all path."""
     try:
         return urlsplit(request.url)
@@ -84,21 +83,21 @@ def _split(request: AnyRequest) -> SplitResult:
         return SplitResult("", "", request.url, "", "")
 
 
-def _method(request: AnyRequest) -> Hashable:
+def _method(request: RecordedRequest) -> Hashable:
     return request.method.upper()
 
 
-def _scheme(request: AnyRequest) -> Hashable:
+def _scheme(request: RecordedRequest) -> Hashable:
     return _split(request).scheme.lower()
 
 
-def _host(request: AnyRequest) -> Hashable:
+def _host(request: RecordedRequest) -> Hashable:
     """The host name, lower-cased, without port or trailing dot: a local test server
     listening on a fresh port each run still matches its recording."""
     return (_split(request).hostname or "").rstrip(".")
 
 
-def _port(request: AnyRequest) -> Hashable:
+def _port(request: RecordedRequest) -> Hashable:
     """The port, with the scheme's default filled in (``:443`` equals no port)."""
     parts = _split(request)
     try:
@@ -108,40 +107,40 @@ def _port(request: AnyRequest) -> Hashable:
     return port if port is not None else DEFAULT_PORTS.get(parts.scheme.lower())
 
 
-def _path(request: AnyRequest) -> Hashable:
+def _path(request: RecordedRequest) -> Hashable:
     """The path as sent; a trailing slash is significant (``/v1/messages/`` is another
     route to the providers), an empty path is ``/``."""
     return _split(request).path or "/"
 
 
-def _query(request: AnyRequest) -> Hashable:
+def _query(request: RecordedRequest) -> Hashable:
     """The query parameters, order-insensitive, blank values kept."""
     return tuple(sorted(parse_qsl(_split(request).query, keep_blank_values=True)))
 
 
-def _query_text(request: AnyRequest) -> str:
+def _query_text(request: RecordedRequest) -> str:
     """The query as a miss report shows it: sorted ``name=value`` pairs."""
     return "&".join(f"{k}={v}" for k, v in _query(request))  # type: ignore[attr-defined]
 
 
-def _uri_text(request: AnyRequest) -> str:
+def _uri_text(request: RecordedRequest) -> str:
     """The URL as matched by ``uri``: normalized host, port and query order."""
     scheme, host, port, path = _scheme(request), _host(request), _port(request), _path(request)
     query = _query_text(request)
     return f"{scheme}://{host}:{port}{path}" + (f"?{query}" if query else "")
 
 
-def _uri(request: AnyRequest) -> Hashable:
+def _uri(request: RecordedRequest) -> Hashable:
     """vcrpy's ``uri``: scheme, host, port, path and query together."""
     return tuple(f(request) for f in (_scheme, _host, _port, _path, _query))
 
 
-def _headers(request: AnyRequest) -> Hashable:
+def _headers(request: RecordedRequest) -> Hashable:
     """Header names (any case) and values, without :data:`VOLATILE_HEADERS`."""
     return tuple(sorted(_header_map(request).items()))
 
 
-def _header_map(request: AnyRequest) -> dict[str, str]:
+def _header_map(request: RecordedRequest) -> dict[str, str]:
     return {
         name.lower(): value.strip()
         for name, value in request.headers.items()
@@ -154,7 +153,7 @@ def header(name: str) -> Matcher:
     e.g. ``header("anthropic-beta")``, for headers that change the answer."""
     wanted = name.lower()
 
-    def match(request: AnyRequest) -> Hashable:
+    def match(request: RecordedRequest) -> Hashable:
         return next((v.strip() for k, v in request.headers.items() if k.lower() == wanted), None)
 
     match.__name__ = f"header({name!r})"
@@ -164,7 +163,7 @@ def header(name: str) -> Matcher:
 # -- bodies ------------------------------------------------------------------------
 
 
-def _looks_json(raw: bytes, request: AnyRequest) -> bool:
+def _looks_json(raw: bytes, request: RecordedRequest) -> bool:
     ctype = next((v for k, v in request.headers.items() if k.lower() == "content-type"), "")
     return "json" in ctype.lower() or raw.lstrip()[:1] in (b"{", b"[")
 
@@ -240,7 +239,7 @@ def _noise_paths(provider: str) -> tuple[tuple[str | int, ...], ...]:
     return tuple(parse_json_path(p) for p in BODY_NOISE.get(provider, ()))
 
 
-def _provider_noise(body: Any, request: AnyRequest) -> Any:
+def _provider_noise(body: Any, request: RecordedRequest) -> Any:
     """Drop the provider's :data:`BODY_NOISE`; ``"stream": false`` equals no ``stream``."""
     provider = detect(request.method, _split(request).path)
     if provider is None or not isinstance(body, dict):
@@ -252,7 +251,7 @@ def _provider_noise(body: Any, request: AnyRequest) -> Any:
     return body
 
 
-def normalize_body(request: AnyRequest) -> Any:
+def normalize_body(request: RecordedRequest) -> Any:
     """The body as matched: ``None`` for no (or an empty) body; for JSON, the parsed
     value with integral floats as ints and the provider's noise dropped; for anything
     else, the exact bytes. A body nested too deeply to walk is compared as bytes."""
@@ -271,7 +270,7 @@ def normalize_body(request: AnyRequest) -> Any:
         return _as_bytes(request)
 
 
-def _as_bytes(request: AnyRequest) -> bytes:
+def _as_bytes(request: RecordedRequest) -> bytes:
     """The stored bytes of a body too deep to normalize (only hostile input is)."""
     try:
         return request.content()
@@ -309,7 +308,7 @@ class BodyMatcher:
         self._paths = [parse_json_path(p) for p in self.ignore]
         self.__name__ = name or f"body_without({', '.join(map(repr, self.ignore))})"
 
-    def normalize(self, request: AnyRequest) -> Any:
+    def normalize(self, request: RecordedRequest) -> Any:
         """:func:`normalize_body` without the ignored paths."""
         value = normalize_body(request)
         if isinstance(value, (dict, list)):
@@ -317,7 +316,7 @@ class BodyMatcher:
                 _drop(value, path)
         return value
 
-    def __call__(self, request: AnyRequest) -> Hashable:
+    def __call__(self, request: RecordedRequest) -> Hashable:
         return body_digest(self.normalize(request))
 
     def __repr__(self) -> str:
@@ -331,7 +330,7 @@ def body_without(*paths: str) -> BodyMatcher:
     return BodyMatcher(paths)
 
 
-def _raw_body(request: AnyRequest) -> Hashable:
+def _raw_body(request: RecordedRequest) -> Hashable:
     """The body bytes exactly (a ``json`` body re-serialized compactly, in stored order)."""
     raw = request.content()
     return body_digest(raw) if raw else None
@@ -342,10 +341,8 @@ class Part:
     """One named key part, and how a miss report shows its value."""
 
     name: str
-    key: Callable[[AnyRequest], Hashable]
-    """Built-in parts read attributes only, so replay may hand them its plain records; a
-    user's function is only ever given the model (see :func:`.matching.own_parts`)."""
-    show: Callable[[AnyRequest], Any] | None = None
+    key: Callable[[RecordedRequest], Hashable]
+    show: Callable[[RecordedRequest], Any] | None = None
     """The value a miss report diffs (a body, a header map); ``None``: the key itself."""
 
 

@@ -42,11 +42,6 @@ A custom part is any function of the :class:`~.model.RecordedRequest`
 returning a hashable value (see :data:`Matcher`, :func:`header`,
 :func:`body_without`). ``match_on=("method", "path")`` is positional replay:
 requests are answered in recorded order whatever their bodies.
-
-Where a signature says ``AnyRequest``, it takes a
-:class:`~.model.RecordedRequest` or the plain record of one that replay
-reads a cassette into without loading the model (the same attributes); a custom
-part is only ever given the model.
 """
 
 from __future__ import annotations
@@ -56,10 +51,9 @@ import threading
 from collections import deque
 from collections.abc import Hashable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentReplayError
-from ..harness.options import RECORD_MODES
 from ..jsondiff import Mask, json_diff, render, similarity, string_pair
 from .match_parts import (
     BUILTIN_PARTS,
@@ -70,11 +64,10 @@ from .match_parts import (
     header,
     normalize_body,
 )
+from .modes import RECORD_MODES
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from .records import AnyRequest
+    from .model import RecordedRequest
 
 __all__ = [
     "MATCHERS",
@@ -122,17 +115,7 @@ def _part(item: str | Matcher) -> Part:
     if not callable(item):
         raise MatchOnError(f"match_on items are names or functions, got {item!r}")
     show = item.normalize if isinstance(item, BodyMatcher) else None
-    key = cast("Callable[[AnyRequest], Hashable]", item)  # see Part.key
-    return Part(getattr(item, "__name__", repr(item)), key, show)
-
-
-def own_parts(parts: Sequence[Part]) -> bool:
-    """Whether every part is the plugin's (a built-in name, or made by a helper such as
-    ``body_without``): such parts read request attributes only, so replay may match
-    its plain records; a user's function is given the model instead."""
-    return all(
-        str(getattr(part.key, "__module__", "")).startswith("pytest_agentreplay.") for part in parts
-    )
+    return Part(getattr(item, "__name__", repr(item)), item, show)
 
 
 def resolve_match_on(match_on: Sequence[str | Matcher]) -> tuple[Part, ...]:
@@ -146,7 +129,7 @@ def resolve_match_on(match_on: Sequence[str | Matcher]) -> tuple[Part, ...]:
     return tuple(_part(item) for item in match_on)
 
 
-def _key(parts: tuple[Part, ...], request: AnyRequest, where: str) -> Key:
+def _key(parts: tuple[Part, ...], request: RecordedRequest, where: str) -> Key:
     """The key of ``request``; a custom part's failure names the part and request."""
     values = []
     for part in parts:
@@ -174,12 +157,12 @@ class Index:
 
     def __init__(
         self,
-        requests: Sequence[AnyRequest],
+        requests: Sequence[RecordedRequest],
         *,
         match_on: Sequence[str | Matcher] = MATCH_ON_DEFAULT,
     ) -> None:
         self.parts = resolve_match_on(match_on)
-        self.requests: list[AnyRequest] = []
+        self.requests: list[RecordedRequest] = []
         self.keys: list[Key] = []
         self._queues: dict[Key, deque[int]] = {}
         self._consumed: dict[Key, list[int]] = {}
@@ -191,11 +174,11 @@ class Index:
     def __len__(self) -> int:
         return len(self.requests)
 
-    def key(self, request: AnyRequest, *, where: str = "the live request") -> Key:
+    def key(self, request: RecordedRequest, *, where: str = "the live request") -> Key:
         """The key ``request`` is matched by."""
         return _key(self.parts, request, where)
 
-    def take(self, request: AnyRequest) -> int | None:
+    def take(self, request: RecordedRequest) -> int | None:
         """The next unplayed recorded index with ``request``'s key, in recorded order,
         now marked played; ``None`` when there is none left."""
         key = self.key(request)
@@ -207,7 +190,7 @@ class Index:
             self._mark(key, index)
         return index
 
-    def peek_consumed(self, request: AnyRequest) -> list[int]:
+    def peek_consumed(self, request: RecordedRequest) -> list[int]:
         """The indexes with ``request``'s key that were already played, in play order."""
         key = self.key(request)
         with self._lock:
@@ -224,7 +207,7 @@ class Index:
         with self._lock:
             return list(self._played)
 
-    def add(self, request: AnyRequest, *, played: bool = True) -> int:
+    def add(self, request: RecordedRequest, *, played: bool = True) -> int:
         """Append a request (``new_episodes``) and index it; returns its index.
 
         A request recorded live was answered live, so it counts as played unless
@@ -259,7 +242,7 @@ class Index:
 # -- ranking -----------------------------------------------------------------------
 
 
-def _shown(part: Part, request: AnyRequest) -> Any:
+def _shown(part: Part, request: RecordedRequest) -> Any:
     return part.show(request) if part.show is not None else part.key(request)
 
 
@@ -268,10 +251,10 @@ def _body_part(parts: tuple[Part, ...]) -> Part | None:
 
 
 def _rank(
-    request: AnyRequest,
+    request: RecordedRequest,
     live_key: Key,
     keys: Sequence[Key],
-    requests: Sequence[AnyRequest],
+    requests: Sequence[RecordedRequest],
     parts: tuple[Part, ...],
     *,
     cursor: int = 0,
@@ -291,8 +274,8 @@ def _rank(
 
 
 def closest(
-    request: AnyRequest,
-    candidates: Sequence[AnyRequest],
+    request: RecordedRequest,
+    candidates: Sequence[RecordedRequest],
     n: int = 3,
     *,
     match_on: Sequence[str | Matcher] = MATCH_ON_DEFAULT,
@@ -339,7 +322,9 @@ def _body_lines(recorded: Any, live: Any, mask: Mask, limit: int) -> list[str]:
     return [f"(whole body): recorded {describe(recorded)}, now {describe(live)}"]
 
 
-def _part_lines(part: Part, recorded: AnyRequest, live: AnyRequest, mask: Mask) -> list[str]:
+def _part_lines(
+    part: Part, recorded: RecordedRequest, live: RecordedRequest, mask: Mask
+) -> list[str]:
     """How one key part differs: a line for a scalar, a diff for a body or headers."""
     old, new = _shown(part, recorded), _shown(part, live)
     if isinstance(part.key, BodyMatcher) or part.name == "raw_body":
@@ -350,7 +335,7 @@ def _part_lines(part: Part, recorded: AnyRequest, live: AnyRequest, mask: Mask) 
 
 
 def _differences(
-    index: Index, i: int, differing: list[Part], request: AnyRequest, mask: Mask
+    index: Index, i: int, differing: list[Part], request: RecordedRequest, mask: Mask
 ) -> list[str]:
     """The diff lines of one candidate: a scalar part on one line, a body or headers
     under its own heading (no heading when it is the only part that differs)."""
@@ -364,7 +349,9 @@ def _differences(
     return lines
 
 
-def _candidate(index: Index, i: int, live_key: Key, request: AnyRequest, mask: Mask) -> list[str]:
+def _candidate(
+    index: Index, i: int, live_key: Key, request: RecordedRequest, mask: Mask
+) -> list[str]:
     """One entry of the closest list: where, whether played, what differs."""
     recorded = index.requests[i]
     played = "already played in this test" if index.is_played(i) else "not played yet"
@@ -383,7 +370,7 @@ def _candidate(index: Index, i: int, live_key: Key, request: AnyRequest, mask: M
 
 
 def explain_miss(
-    request: AnyRequest,
+    request: RecordedRequest,
     index: Index,
     *,
     cassette: Path,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..redact import Scrubber
 from . import io as cassette_io
-from .model import CASSETTE_VERSION, Cassette, Interaction
+from .model import Cassette, Interaction
 
 __all__ = ["fingerprint", "order_blocks"]
 
@@ -24,7 +24,7 @@ __all__ = ["fingerprint", "order_blocks"]
 def fingerprint(interaction: Interaction) -> str:
     """A digest of everything stored for ``interaction``: equal for equal interactions,
     whichever process computes it (how xdist workers name what they wrote)."""
-    text = json.dumps(interaction.model_dump(mode="json", by_alias=True), sort_keys=True)
+    text = json.dumps(interaction.to_data(), sort_keys=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
@@ -52,9 +52,7 @@ def order_blocks(
             ordered.extend(old[start : start + size])
         if [fingerprint(i) for i in ordered] == prints:
             return False
-        cassette_io.save(
-            path, Cassette(version=CASSETTE_VERSION, interactions=ordered), scrubber=scrubber
-        )
+        cassette_io.save(path, Cassette(interactions=ordered), scrubber=scrubber)
         return True
 
 

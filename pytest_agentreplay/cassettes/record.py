@@ -16,19 +16,15 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..sse import SSEDecoder
 from ..transport.patch import Family
 from ..transport.router import HTTPRequest
 from ..transport.tee import Tee
-from .fields import tail
-from .records import STREAM_ENDS, normalize_headers
-
-# The cassette model (pydantic) is imported where something is recorded: a session
-# that only replays imports this module for its constants and never loads it.
-if TYPE_CHECKING:
-    from .model import Interaction, RecordedEvent, RecordedRequest, RecordedResponse
+from .fields import STREAM_ENDS, normalize_headers, tail
+from .model import Interaction, RecordedEvent, RecordedRequest, RecordedResponse
+from .wire import request_from_wire, response_from_wire
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -47,8 +43,6 @@ _DROP_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encod
 
 def recorded_request(request: HTTPRequest) -> RecordedRequest:
     """A live request in cassette form (before scrubbing)."""
-    from .io import request_from_wire  # noqa: PLC0415 - see the imports
-
     return request_from_wire(request.method, request.url, request.headers, request.content)
 
 
@@ -65,8 +59,6 @@ class InteractionSink:
         *,
         max_bytes: int = DEFAULT_MAX_BODY_BYTES,
     ) -> None:
-        from .model import RecordedEvent  # noqa: PLC0415 - see the imports
-
         self._event = RecordedEvent.from_sse  # once here, not per chunk
         self.request = request
         self.started = started
@@ -123,15 +115,11 @@ class InteractionSink:
                     f"pytest_agentreplay_configure to record it)"
                 )
                 return
-            from .model import Interaction  # noqa: PLC0415 - see the imports
-
             response = self._stream_response() if self.streaming else self._body_response()
             response.end = how if how in STREAM_ENDS else "cut"  # type: ignore[assignment]
             self.on_done(Interaction(request=recorded_request(self.request), response=response))
 
     def _stream_response(self) -> RecordedResponse:
-        from .model import RecordedResponse  # noqa: PLC0415 - see the imports
-
         fields: dict[str, Any] = {
             "status": self.status,
             "events": self.events,
@@ -141,11 +129,9 @@ class InteractionSink:
         if truncated is not None:
             fields["truncated"] = truncated.describe()
             fields["tail"] = tail(bytes(self.pending)).decode("utf-8", "replace") or None
-        return RecordedResponse.model_validate(fields)
+        return RecordedResponse(**fields)
 
     def _body_response(self) -> RecordedResponse:
-        from .io import response_from_wire  # noqa: PLC0415 - see the imports
-
         return response_from_wire(self.status, self.raw_headers, bytes(self.body))
 
 

@@ -32,8 +32,7 @@ from ..transport.playback import Playback
 
 if TYPE_CHECKING:  # pydantic models; a recording played as it came loads neither
     from ..model import Fault
-    from .model import RecordedResponse
-    from .records import AnyEvent, AnyInteraction, AnyResponse
+    from .model import Interaction, RecordedEvent, RecordedResponse
 
 __all__ = ["REPLAY_FAULTS", "IncompleteRecordingError", "playback_for", "recorded_reply"]
 
@@ -57,7 +56,7 @@ class IncompleteRecordingError(EgressBlocked):
     """
 
 
-def _headers(response: AnyResponse) -> list[tuple[str, str]]:
+def _headers(response: RecordedResponse) -> list[tuple[str, str]]:
     return [(k, v) for k, v in response.headers.items() if k.lower() not in _SKIP_HEADERS]
 
 
@@ -67,7 +66,7 @@ def _codec(method: str, path: str) -> Codec:
 
 
 def playback_for(
-    interaction: AnyInteraction,
+    interaction: Interaction,
     *,
     method: str,
     path: str,
@@ -101,15 +100,15 @@ def playback_for(
     )
 
 
-def _empty_reply(codec: Codec, response: AnyResponse, plan: Plan) -> Playback:
+def _empty_reply(codec: Codec, response: RecordedResponse, plan: Plan) -> Playback:
     from ..model import Reply  # noqa: PLC0415 - see the imports
 
     return for_reply(codec, Reply(parts=[]), RenderContext(), plan, streaming=response.is_stream)
 
 
 def _stream_playback(
-    response: AnyResponse,
-    events: Sequence[AnyEvent],
+    response: RecordedResponse,
+    events: Sequence[RecordedEvent],
     fault: Fault | None,
     plan: Plan,
     *,
@@ -141,7 +140,7 @@ class _Schedule(Sequence[float]):
     """When each event may be sent (its recorded arrival time times ``pace``),
     computed per event when the delivery asks, not for the whole stream up front."""
 
-    def __init__(self, events: Sequence[AnyEvent], pace: float) -> None:
+    def __init__(self, events: Sequence[RecordedEvent], pace: float) -> None:
         self.events = events
         self.pace = pace
 
@@ -160,14 +159,14 @@ class _Schedule(Sequence[float]):
         return (self.events[index].t or 0.0) * self.pace
 
 
-def _tail(response: AnyResponse) -> bytes:
+def _tail(response: RecordedResponse) -> bytes:
     """The unterminated last line of a recorded stream (replayed as it came)."""
     tail = response.tail
     return tail.encode("utf-8") if tail else b""
 
 
 def _body_playback(
-    response: AnyResponse, fault: Fault | None, method: str, path: str, plan: Plan
+    response: RecordedResponse, fault: Fault | None, method: str, path: str, plan: Plan
 ) -> Playback:
     if fault is not None and fault.kind == "error_event":
         fault = _codec(method, path).as_http_error(fault)

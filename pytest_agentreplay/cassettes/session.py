@@ -16,13 +16,16 @@ answer, and in replay-only modes every request that may not go out live, so a
 miss fails with a diagnosis instead of a vague connection error) and its
 recorder (live responses are teed into new interactions). At the end of the test
 :meth:`CassetteSession.finish` writes the cassette — scrubbed, atomically, under
-a lock, merged with what other processes wrote meanwhile — unless the test
-failed and the cassette already existed.
+a lock, merged with what other processes wrote meanwhile (:mod:`.write`) — unless
+the test failed and the cassette already existed.
+
+The cassette is read by the one reader (:func:`.io.load`); the recorded requests,
+the live requests matched against them, custom matchers and custom scrubbers all
+see the same model objects. A miss is reported by :mod:`.miss`.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import deque
 from collections.abc import Callable, Hashable, Sequence
@@ -31,81 +34,33 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..errors import AgentReplayError
 from ..providers import detect
 from ..transport.answer import Plan
 from ..transport.chunking import Chunker, Chunking
-from ..transport.egress import EgressBlocked
 from ..transport.playback import Playback
 from ..transport.router import HTTPRequest, Router
-from . import records as _records
-from .matching import Index, explain_miss, own_parts
-from .record import DEFAULT_MAX_BODY_BYTES, UNNUMBERED, LiveRecorder, recorded_request
+from . import io as cassette_io
+from .calls import ReplayedCall, live_call, replayed_outcome
+from .matching import Index
+from .miss import CassetteMiss, cassette_miss
+from .model import Interaction, RecordedRequest
+from .modes import RECORDING_MODES, REPLAYING_MODES
+from .record import DEFAULT_MAX_BODY_BYTES, UNNUMBERED, LiveRecorder
 from .replay import REPLAY_FAULTS, playback_for
+from .wire import request_from_wire
+from .write import CassetteWriteError, WriteResult, write_recorded
 
-# The cassette model (pydantic) is loaded when a test records, when user code is given
-# interactions (custom matchers and scrubbers, ``agentreplay.interactions``) or when a
-# file is not one the plugin wrote; replaying the plugin's own files needs only
-# ``_records`` (about 0.1 s a run, bench/ W4).
 if TYPE_CHECKING:
     from ..model import Fault
     from ..redact import Scrubber
-    from .model import Cassette, Interaction, RecordedRequest
-    from .records import AnyInteraction, AnyRequest
 
-__all__ = [
-    "CassetteMiss",
-    "CassetteSession",
-    "CassetteWriteError",
-    "ReplayedCall",
-    "WriteResult",
-]
-
-REPLAYING_MODES = frozenset({"none", "once", "new_episodes"})
-
-
-class CassetteWriteError(AgentReplayError):
-    """A recording could not be written (see the message for what and why)."""
-
-
-class CassetteMiss(EgressBlocked):
-    """A request matched no recorded interaction and may not go out live.
-
-    Like :class:`~..transport.egress.EgressBlocked` (its base) it is a ``BaseException``,
-    so SDK retry loops cannot turn it into a vague connection error.
-    """
-
-
-@dataclass(frozen=True)
-class ReplayedCall:
-    """One request this test made, answered from the cassette or recorded live."""
-
-    index: int
-    method: str
-    url: str
-    source: str  # "cassette" or "live"
-    interaction: int | None
-    status: int | None = None
-    outcome: str = "completed"
-    events_sent: int = 0
-
-
-@dataclass
-class WriteResult:
-    """What :meth:`CassetteSession.finish` did with the file."""
-
-    path: Path
-    written: bool
-    recorded: int
-    reason: str = ""
-    block: list[str] = field(default_factory=list)
-    """Fingerprints of the interactions this test added to the file, in file order."""
+__all__ = ["CassetteSession"]
 
 
 @dataclass
 class _Pending:
     request: HTTPRequest
-    recorded: AnyRequest
+    recorded: RecordedRequest
     index: int | None
     call: int  # the request's number among all this test's requests
 
@@ -135,19 +90,14 @@ class CassetteSession:
     def __post_init__(self) -> None:
         self.existed = self.path.exists()
         self.replaying = self.record_mode in REPLAYING_MODES
-        self.recording = self.record_mode in ("all", "rewrite", "new_episodes") or (
+        self.recording = self.record_mode in RECORDING_MODES or (
             self.record_mode == "once" and not self.existed
         )
         kwargs = {} if self.match_on is None else {"match_on": self.match_on}
         self.index = Index([], **kwargs)
-        # Plain records when nothing but the plugin reads them (see _records).
-        self._plain = (
-            not self.recording
-            and own_parts(self.index.parts)
-            and not getattr(self.scrubber, "custom", ())
+        self.interactions: list[Interaction] = (
+            cassette_io.load(self.path).interactions if self.existed else []
         )
-        self._model: Cassette | None = None
-        self.interactions: Sequence[AnyInteraction] = self._load() if self.existed else []
         if self.replaying:
             for request in (i.request for i in self.interactions):
                 self.index.add(request, played=False)
@@ -164,33 +114,11 @@ class CassetteSession:
             (urlsplit(i.request.url).hostname or "").lower() for i in self.interactions
         }
 
-    def _load(self) -> Sequence[AnyInteraction]:
-        plain = _records.load(self.path) if self._plain else None
-        if plain is not None:
-            return plain
-        from . import io as cassette_io  # noqa: PLC0415 - see the imports
-
-        self._plain = False  # the model it is, for the live requests too
-        self._model = cassette_io.load(self.path)
-        return self._model.interactions
-
-    @property
-    def cassette(self) -> Cassette:
-        """The cassette as loaded, as the public model (built on first use when replay
-        read plain records)."""
-        if self._model is None:
-            self._model = _records.to_cassette(self.interactions)
-        return self._model
-
-    def _live_form(self, request: HTTPRequest) -> AnyRequest:
-        """A live request as it is matched: in cassette form, of the same kind as the
-        recorded ones, scrubbed exactly as they were when stored."""
-        if self._plain:
-            plain = _records.live_request(
-                request.method, request.url, request.headers, request.content
-            )
-            return self.scrubber.scrub_request(plain)
-        return self.scrubber.scrub_request(recorded_request(request))
+    def _live_form(self, request: HTTPRequest) -> RecordedRequest:
+        """A live request as it is matched: in cassette form, scrubbed exactly as the
+        recorded ones were when stored."""
+        live = request_from_wire(request.method, request.url, request.headers, request.content)
+        return self.scrubber.scrub_request(live)
 
     # --- the handle's API ----------------------------------------------------------
 
@@ -249,7 +177,7 @@ class CassetteSession:
             self._pending[id(request)] = _Pending(request, recorded, index, call)
         return True
 
-    def _take(self, recorded: AnyRequest) -> int | None:
+    def _take(self, recorded: RecordedRequest) -> int | None:
         """The interaction answering ``recorded``: one whose last call was failed by an
         injected fault first (the retry gets the recording), else the next unplayed."""
         if self._again:
@@ -259,7 +187,7 @@ class CassetteSession:
                     return again.popleft()
         return self.index.take(recorded)
 
-    def _offer_again(self, recorded: AnyRequest, index: int) -> None:
+    def _offer_again(self, recorded: RecordedRequest, index: int) -> None:
         with self._lock:
             self._again.setdefault(self.index.key(recorded), deque()).append(index)
 
@@ -311,37 +239,27 @@ class CassetteSession:
         vcrpy, for requests / urllib3 / aiohttp — cannot play back in replay."""
         return self._miss(self.scrubber.scrub_request(request))
 
-    def _miss(self, recorded: AnyRequest) -> CassetteMiss:
-        if not self.existed:
-            command = self.rerecord or "pytest --agentreplay-record-mode=once"
-            message = (
-                f"pytest-agentreplay: no cassette at {self.path} (record mode "
-                f"{self.record_mode!r}) for {recorded.method} {recorded.url} in test "
-                f"{self.test}. Record it with: {command}"
-            )
-        else:
-            message = explain_miss(
-                recorded,
-                self.index,
-                cassette=self.path,
-                test=self.test,
-                record_mode=self.record_mode,
-                rerecord=self.rerecord,
-                mask=self.scrubber.mask,
-            )
+    def _miss(self, recorded: RecordedRequest) -> CassetteMiss:
         self.router.blocked.append(f"{recorded.method} {recorded.url}")
-        return CassetteMiss(self.scrubber.mask(message))
+        return cassette_miss(
+            recorded,
+            self.index if self.existed else None,
+            cassette=self.path,
+            test=self.test,
+            record_mode=self.record_mode,
+            rerecord=self.rerecord,
+            mask=self.scrubber.mask,
+        )
 
     def _ender(
         self, call: int, request: HTTPRequest, index: int, played: list[Playback]
     ) -> Callable[[str, int], None]:
-        """The ``on_end`` of a replayed call: logs it as a :class:`ReplayedCall` with the
-        status the client got (an injected HTTP error's; none before the headers)."""
+        """The ``on_end`` of a replayed call: logs it as a :class:`~.calls.ReplayedCall`
+        with the status the client got (an injected HTTP error's; none before the
+        headers)."""
         interaction = self.interactions[index]
 
         def ended(outcome: str, events_sent: int) -> None:
-            if outcome == "completed" and _ends_in_error(interaction):
-                outcome = "error_event"
             playback = played[0]
             status = None if playback.before_headers else playback.status
             replayed = ReplayedCall(
@@ -351,9 +269,7 @@ class CassetteSession:
                 source="cassette",
                 interaction=index,
                 status=status,
-                outcome="http_error"
-                if status is not None and status >= 400 and outcome == "completed"
-                else outcome,
+                outcome=replayed_outcome(interaction, outcome, status),
                 events_sent=events_sent,
             )
             with self._lock:
@@ -369,18 +285,8 @@ class CassetteSession:
                 self.errors.append(result)
                 return
             self.recorded[sequence] = result
-            self.calls.append(
-                ReplayedCall(
-                    index=sequence if sequence < UNNUMBERED else len(self.calls),
-                    method=result.request.method,
-                    url=result.request.url,
-                    source="live",
-                    interaction=None,
-                    status=result.response.status,
-                    outcome=_live_outcome(result),
-                    events_sent=len(result.response.events or ()),
-                )
-            )
+            number = sequence if sequence < UNNUMBERED else len(self.calls)
+            self.calls.append(live_call(number, result))
 
     def add_recorded(self, interaction: Interaction) -> None:
         """Add an interaction recorded by vcrpy (non-httpx clients); written after the
@@ -411,72 +317,10 @@ class CassetteSession:
                 recorded=len(new),
                 reason="the test failed; the existing cassette was kept",
             )
-        from . import io as cassette_io  # noqa: PLC0415 - see the imports
-        from .model import Cassette  # noqa: PLC0415
-
-        fresh = self.scrubber.scrub(Cassette(interactions=new))
-        with cassette_io.locked(self.path):
-            merged, block = self._merge(fresh.interactions)
-            cassette_io.save(self.path, merged, scrubber=self.scrubber)
-        return WriteResult(self.path, written=True, recorded=len(new), block=block)
-
-    def _merge(self, new: list[Interaction]) -> tuple[Cassette, list[str]]:
-        """The cassette to write, and the fingerprints of the interactions this test adds.
-
-        What is on disk now (another test or process may have written since this
-        test loaded it) is kept, then what this test recorded that is not already
-        there. ``rewrite`` drops what the file held before this run — but not what
-        other tests wrote into it during the run (a shared cassette).
-        """
-        from .merge import fingerprint  # noqa: PLC0415 - see the imports
-        from .model import Cassette  # noqa: PLC0415
-
-        on_disk = self._on_disk()
-        seen = {fingerprint(i) for i in on_disk}
-        fresh = [i for i in new if fingerprint(i) not in seen]
-        merged = Cassette(interactions=[*on_disk, *fresh])
-        return merged, [fingerprint(i) for i in fresh]
-
-    def _on_disk(self) -> list[Interaction]:
-        if not self.path.exists():
-            return []
-        if self.record_mode == "rewrite" and not self._written_this_run():
-            return []
-        from . import io as cassette_io  # noqa: PLC0415 - see the imports
-
-        return cassette_io.load(self.path).interactions
-
-    def _written_this_run(self) -> bool:
-        started = self.run_started
-        return started is not None and self.path.stat().st_mtime >= started
-
-
-_LIVE_OUTCOME = {"complete": "completed", "incomplete": "cancelled"}
-
-
-def _live_outcome(interaction: Interaction) -> str:
-    """How a live call ended, in the words replayed calls and fake models use
-    (``completed``, ``cut``, ``error_event``, ``http_error``, ``timeout``, ``cancelled``)."""
-    end = interaction.response.end
-    if end != "complete":
-        return _LIVE_OUTCOME.get(end, end)
-    if interaction.response.status >= 400:
-        return "http_error"
-    return "error_event" if _ends_in_error(interaction) else "completed"
-
-
-def _ends_in_error(interaction: AnyInteraction) -> bool:
-    """Whether a recorded stream ends with the provider's in-stream error event."""
-    events = interaction.response.events
-    if not events:
-        return False
-    last = events[-1]
-    if last.event == "error":
-        return True
-    try:
-        data = json.loads(last.data)
-    except ValueError:
-        return False
-    return isinstance(data, dict) and (
-        "error" in data or data.get("type") in ("error", "response.failed")
-    )
+        return write_recorded(
+            self.path,
+            new,
+            self.scrubber,
+            replace_old=self.record_mode == "rewrite",
+            run_started=self.run_started,
+        )

@@ -1,6 +1,9 @@
 """Record and replay clients that are not httpx-family (requests, urllib3, aiohttp)
 through vcrpy, into the same cassette, under the same marker.
 
+This is the bridge only (vcrpy's persister and patching); converting between
+vcrpy's objects and ours is :mod:`.formats.vcrpy`'s.
+
 httpx and httpx2 are teed by the plugin itself (streams stay streams); vcrpy is
 asked to skip them (``skip_patchers``) and to handle everything else. Its cassette
 I/O goes through :class:`SessionPersister`, which hands vcrpy the interactions of
@@ -15,21 +18,24 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import http
 import importlib.util
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..sse import SSEEncoder
-
-# The cassette model is imported when vcrpy is really used: the plugin asks this
-# module on every test whether vcrpy is wanted, and replay may not need the model.
+# The format conversions are imported when vcrpy is really used: the plugin asks this
+# module on every test whether vcrpy is wanted.
 if TYPE_CHECKING:
-    from .model import Interaction, RecordedRequest, RecordedResponse
     from .session import CassetteSession
 
-__all__ = ["available", "from_vcr", "to_vcr", "vcr_cassette"]
+__all__ = [
+    "CLIENT_MODULES",
+    "SKIPPED_HINT",
+    "SessionPersister",
+    "available",
+    "clients_imported",
+    "vcr_cassette",
+]
 
 # Our record modes in vcrpy's words; "rewrite" loads nothing, so "all" records afresh.
 _MODES = {
@@ -64,71 +70,6 @@ def clients_imported() -> bool:
     return any(name in sys.modules for name in CLIENT_MODULES)
 
 
-def _body_bytes(response: RecordedResponse) -> bytes:
-    if response.events is None:
-        return response.content()
-    encoder = SSEEncoder(comments=True)
-    body = b"".join(encoder.encode(e) for e in response.sse_events())
-    return body + (response.tail or "").encode("utf-8")
-
-
-def to_vcr(interaction: Interaction) -> tuple[Any, dict[str, Any]]:
-    """One of our interactions as vcrpy's (Request, response dict)."""
-    from vcr.request import Request
-
-    req = interaction.request
-    request = Request(req.method, req.url, req.content() or None, dict(req.headers))
-    response = interaction.response
-    try:
-        reason = http.HTTPStatus(response.status).phrase
-    except ValueError:
-        reason = ""
-    return request, {
-        "status": {"code": response.status, "message": reason},
-        "headers": {k: [v] for k, v in response.headers.items()},
-        "body": {"string": _body_bytes(response)},
-    }
-
-
-def _pairs(headers: Any) -> list[tuple[str, str]]:
-    """vcrpy headers (values are lists) as name/value pairs."""
-    pairs: list[tuple[str, str]] = []
-    for key, value in dict(headers or {}).items():
-        values = value if isinstance(value, list) else [value]
-        pairs.extend((str(key), str(v)) for v in values)
-    return pairs
-
-
-def _bytes(value: Any) -> bytes:
-    if value is None:
-        return b""
-    return value.encode("utf-8") if isinstance(value, str) else bytes(value)
-
-
-def _request(request: Any) -> RecordedRequest:
-    """vcrpy's Request in cassette form (before scrubbing)."""
-    from .io import request_from_wire
-
-    return request_from_wire(
-        request.method, request.uri, _pairs(request.headers), _bytes(request.body)
-    )
-
-
-def from_vcr(request: Any, response: dict[str, Any]) -> Interaction:
-    """vcrpy's (Request, response dict) as one of our interactions."""
-    from .io import response_from_wire
-    from .model import Interaction
-
-    return Interaction(
-        request=_request(request),
-        response=response_from_wire(
-            int(response["status"]["code"]),
-            _pairs(response.get("headers")),
-            _bytes((response.get("body") or {}).get("string")),
-        ),
-    )
-
-
 class SessionPersister:
     """vcrpy's persister for one test: reads from and writes to the session."""
 
@@ -139,15 +80,19 @@ class SessionPersister:
     def load_cassette(self, cassette_path: str, serializer: Any) -> tuple[list[Any], list[Any]]:
         from vcr.persisters.filesystem import CassetteNotFoundError
 
+        from .formats.vcrpy import to_vcr
+
         if not self.session.existed or self.session.record_mode == "rewrite":
             raise CassetteNotFoundError()
-        pairs = [to_vcr(i) for i in self.session.cassette.interactions]
+        pairs = [to_vcr(i) for i in self.session.interactions]
         self.loaded = len(pairs)
         return [p[0] for p in pairs], [p[1] for p in pairs]
 
     def save_cassette(
         self, cassette_path: str, cassette_dict: dict[str, Any], serializer: Any
     ) -> None:
+        from .formats.vcrpy import from_vcr
+
         new = zip(
             cassette_dict["requests"][self.loaded :],
             cassette_dict["responses"][self.loaded :],
@@ -202,11 +147,13 @@ def _miss_like_httpx(cassette: Any, session: CassetteSession) -> None:
     answering it with the session's :class:`~.session.CassetteMiss` (a
     ``BaseException`` naming the test, with the usual diagnosis) fails the test at once.
     """
+    from .formats.vcrpy import vcr_request
+
     original = cassette.filter_request
 
     def filter_or_refuse(request: Any) -> Any:
         if cassette.write_protected:
-            raise session.refuse(_request(request))
+            raise session.refuse(vcr_request(request))
         return original(request)
 
     cassette.filter_request = filter_or_refuse

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..cassettes.formats import Format
+from ..cassettes.formats.detect import Format
 from ..cassettes.io import CassetteFormatError, detect_format, loads
 from ..cassettes.model import Cassette, Interaction, RecordedEvent, RecordedResponse
 from ..errors import AgentReplayError

@@ -2,9 +2,8 @@
 
 Both targets are scrubbed, and the final text is checked by the secret scan
 before anything is written. Writing agentreplay YAML goes through
-:func:`~..cassettes.io.save`; vcrpy YAML is written atomically under
-the cassette lock, each body as one unwrapped string (a literal block when YAML
-allows one), readable by vcrpy's own loader and by ours.
+:func:`~..cassettes.io.save`; vcrpy YAML (written by
+:mod:`~..cassettes.formats.vcrpy`) atomically under the cassette lock.
 
 What a target cannot hold is listed in a warning, not silently dropped.
 """
@@ -12,99 +11,20 @@ What a target cannot hold is listed in a warning, not silently dropped.
 from __future__ import annotations
 
 import argparse
-import http
 from pathlib import Path
-from typing import Any
-
-import yaml
 
 from ..cassettes import atomic as _files
 from ..cassettes.fields import decode_content
+from ..cassettes.formats.vcrpy import reason_phrase, response_bytes, vcr_text
 from ..cassettes.io import dumps, locked, save
-from ..cassettes.model import Cassette, Interaction, RecordedResponse
+from ..cassettes.model import Cassette, RecordedResponse
 from ..redact import Scrubber, SecretLeakError
-from ..sse import SSEEncoder
 from .analysis import Source, read_source
 from .common import EXIT_FINDINGS, EXIT_OK, CLIError, Output
 from .raw_file import comment_lines, raw_document, raw_responses
 from .redact import build_scrubber, changes, leak_reason, summary
 
-__all__ = ["response_bytes", "run_convert", "vcr_text"]
-
-_NO_WRAP = 1 << 30  # PyYAML's line width: never fold a line
-
-
-def response_bytes(response: RecordedResponse) -> bytes:
-    """The body bytes a replay sends: events encoded (comments kept) plus any tail."""
-    if response.events is None:
-        return response.content()
-    encoder = SSEEncoder(comments=True)
-    body = b"".join(encoder.encode(event) for event in response.sse_events())
-    return body + (response.tail or "").encode("utf-8")
-
-
-# --- writing vcrpy ---------------------------------------------------------------------
-
-
-class _VcrDumper(yaml.SafeDumper):
-    """PyYAML's safe dumper, with multi-line strings as literal blocks where allowed."""
-
-
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_VcrDumper.add_representer(str, _represent_str)
-
-
-def _text_or_bytes(raw: bytes) -> str | bytes | None:
-    if not raw:
-        return None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw  # written as !!binary
-
-
-def _reason(status: int) -> str:
-    try:
-        return http.HTTPStatus(status).phrase
-    except ValueError:
-        return ""
-
-
-def _vcr_interaction(interaction: Interaction) -> dict[str, Any]:
-    request, response = interaction.request, interaction.response
-    return {
-        "request": {
-            "method": request.method,
-            "uri": request.url,
-            "headers": {name: [value] for name, value in request.headers.items()},
-            "body": _text_or_bytes(request.content()),
-        },
-        "response": {
-            "status": {"code": response.status, "message": _reason(response.status)},
-            "headers": {name: [value] for name, value in response.headers.items()},
-            "body": {"string": _text_or_bytes(response_bytes(response)) or ""},
-        },
-    }
-
-
-def vcr_text(cassette: Cassette) -> str:
-    """``cassette`` as vcrpy / pytest-recording YAML (no line wrapping)."""
-    document = {
-        "interactions": [_vcr_interaction(i) for i in cassette.interactions],
-        "version": 1,
-    }
-    return yaml.dump(
-        document,
-        Dumper=_VcrDumper,
-        sort_keys=False,
-        allow_unicode=True,
-        width=_NO_WRAP,
-        default_flow_style=False,
-    )
+__all__ = ["losses", "run_convert"]
 
 
 # --- what the target cannot hold -------------------------------------------------------
@@ -186,7 +106,9 @@ def _vcr_header_losses(source: Source) -> list[str]:
             if isinstance(headers, dict):
                 repeated += sum(1 for v in headers.values() if isinstance(v, list) and len(v) > 1)
         status = item.get("response", {}).get("status") if isinstance(item, dict) else None
-        if isinstance(status, dict) and status.get("message") != _reason(status.get("code", 0)):
+        if isinstance(status, dict) and status.get("message") != reason_phrase(
+            status.get("code", 0)
+        ):
             phrases += 1
     out = []
     if repeated:

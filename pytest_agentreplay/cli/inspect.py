@@ -254,7 +254,7 @@ def _reply_json(reply: Reply | None) -> dict[str, Any] | None:
 
 
 def _event_json(event: RecordedEvent) -> dict[str, Any]:
-    return {"type": event_label(event), **event.model_dump(exclude_none=True)}
+    return {"type": event_label(event), **event.to_data()}
 
 
 def _as_json(item: View, events: bool) -> dict[str, Any]:

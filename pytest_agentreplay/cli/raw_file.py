@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from ..cassettes.formats import Format
+from ..cassettes.formats.detect import Format
 from ..cassettes.io import CassetteFormatError
 from ..cassettes.yaml.load import CassetteLoader, load_yaml
 from .analysis import Source

@@ -18,7 +18,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 from ..cassettes.io import CassetteFormatError, detect_format, dumps, loads, locked, save
 from ..cassettes.model import Cassette, RecordedEvent, RecordedRequest, RecordedResponse
-from ..redact import REQUEST_ID_PLACEHOLDER, Scrubber, SecretLeakError
+from ..redact import Scrubber, SecretLeakError
+from ..redact.rules import REQUEST_ID_PLACEHOLDER
 from .analysis import decode_source, read_bytes
 from .common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, CLIError, Output, cassette_files
 from .raw_file import comment_lines

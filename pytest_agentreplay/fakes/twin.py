@@ -132,6 +132,6 @@ def _folded(codec: Codec, interaction: Interaction, number: int) -> Interaction:
     response = RecordedResponse(
         status=recorded.status,
         headers={**headers, "content-type": codec.json_content_type},
-        json=folded.body,  # type: ignore[call-arg]
+        json=folded.body,
     )
     return Interaction(request=interaction.request, response=response)

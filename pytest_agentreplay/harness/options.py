@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-__all__ = ["MARKER_HELP", "RECORD_MODES", "add_options"]
+from ..cassettes.modes import RECORD_MODES
 
-RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
-"""Record modes, with pytest-recording's meaning; ``none`` replays only and blocks egress."""
+__all__ = ["MARKER_HELP", "RECORD_MODES", "add_options"]
 
 MARKER_HELP = (
     "agentreplay(cassette=None, record_mode=None, match_on=None, allow_hosts=None, "

@@ -20,58 +20,35 @@ independent defences:
    the write with :class:`SecretLeakError`, which names where and what kind,
    never the value.
 
-The tables of names live in :mod:`.rules` and are re-exported here.
+The tables of names (``SECRET_HEADERS``, ``SECRET_QUERY_PARAMS``,
+``SECRET_BODY_KEYS``, ...) live in :mod:`.rules`. Scrubbing works on the cassette
+model (:mod:`..cassettes.model`); the cassette writer calls it, never the reverse.
 """
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from ..cassettes.records import Request
-from ..errors import AgentReplayError
-from .rules import (
-    AUTH_SCHEMES,
-    DROPPED_HEADER_PREFIXES,
-    DROPPED_HEADERS,
-    ENV_SUFFIXES,
-    NORMALIZED_HEADERS,
-    REQUEST_ID_PLACEHOLDER,
-    SCHEME_HEADERS,
-    SECRET_BODY_KEYS,
-    SECRET_HEADER_SUFFIXES,
-    SECRET_HEADERS,
-    SECRET_QUERY_PARAMS,
-    Rules,
+from ..cassettes.checks import inside
+from ..cassettes.model import (
+    Cassette,
+    Interaction,
+    RecordedEvent,
+    RecordedRequest,
+    RecordedResponse,
 )
+from ..errors import AgentReplayError
+from .rules import Rules
 
-if TYPE_CHECKING:  # pydantic: replay scrubs its plain records without loading the model
-    from ..cassettes.model import (
-        Cassette,
-        Interaction,
-        RecordedEvent,
-        RecordedRequest,
-        RecordedResponse,
-    )
+if TYPE_CHECKING:
     from .scan import EnvNeedles, Hit
 
-_Request = TypeVar("_Request", "RecordedRequest", Request)
-
 __all__ = [
-    "AUTH_SCHEMES",
-    "DROPPED_HEADERS",
-    "DROPPED_HEADER_PREFIXES",
-    "ENV_SUFFIXES",
-    "NORMALIZED_HEADERS",
-    "REQUEST_ID_PLACEHOLDER",
-    "SCHEME_HEADERS",
-    "SECRET_BODY_KEYS",
-    "SECRET_HEADERS",
-    "SECRET_HEADER_SUFFIXES",
-    "SECRET_QUERY_PARAMS",
     "CustomScrubber",
     "Finding",
     "Scrubber",
@@ -174,41 +151,36 @@ class Scrubber:
 
     def scrub(self, cassette: Cassette) -> Cassette:
         """A scrubbed copy of ``cassette`` (the input is never modified). Idempotent.
-        Parts that needed no scrubbing (JSON bodies, events) are shared with the input."""
-        return cassette.model_copy(
-            update={"interactions": [self.scrub_interaction(i) for i in cassette.interactions]}
-        )
+        Parts that needed no scrubbing (JSON bodies, events) are shared with the input.
+
+        The copies are checked as they are built: a value changed into a bad one since
+        the cassette was built raises :class:`~..cassettes.checks.CassetteValueError`
+        with its path (``interactions[2].response.status``)."""
+        scrubbed = [
+            inside(("interactions", n), self.scrub_interaction, interaction)
+            for n, interaction in enumerate(cassette.interactions)
+        ]
+        return cassette.replace(interactions=scrubbed)
 
     def scrub_interaction(self, i: Interaction) -> Interaction:
         """One interaction scrubbed by the defaults, then by each custom scrubber."""
-        scrubbed = i.model_copy(
-            update={
-                "request": self._request(i.request),
-                "response": self._response(i.response),
-            }
-        )
-        return self._run_custom(scrubbed)
+        request = inside("request", self._request, i.request)
+        response = inside("response", self._response, i.response)
+        return self._run_custom(i.replace(request=request, response=response))
 
-    def scrub_request(self, r: _Request) -> _Request:
+    def scrub_request(self, r: RecordedRequest) -> RecordedRequest:
         """A request scrubbed exactly as when it is stored, so that a live request can be
-        matched against recorded ones. Custom scrubbers see it with an empty 200 response
-        (always the model: replay makes plain records only when there are none)."""
+        matched against recorded ones. Custom scrubbers see it with an empty 200 response."""
         request = self._request(r)
         if not self.custom:
             return request
-        if isinstance(request, Request):
-            raise TypeError("custom scrubbers are given the model, not replay's plain records")
-        from ..cassettes.model import Interaction, RecordedResponse  # noqa: PLC0415 - see imports
-
         stub = Interaction(request=request, response=RecordedResponse(status=200))
         return self._run_custom(stub).request
 
     def _run_custom(self, interaction: Interaction) -> Interaction:
         if not self.custom:
             return interaction
-        from ..cassettes.model import Interaction  # noqa: PLC0415 - see the imports
-
-        current = interaction.model_copy(deep=True)
+        current = copy.deepcopy(interaction)
         for scrubber in self.custom:
             result = scrubber(current)
             if not isinstance(result, Interaction):
@@ -219,7 +191,7 @@ class Scrubber:
             current = result
         return current
 
-    def _request(self, r: _Request) -> _Request:
+    def _request(self, r: RecordedRequest) -> RecordedRequest:
         rules = self._rules
         changes: dict[str, Any] = {
             "headers": rules.headers(r.headers),
@@ -228,7 +200,7 @@ class Scrubber:
         }
         if r.body is not None:
             changes["body"] = rules.body_text(r.body, _content_type(r.headers))
-        return r.model_copy(update=_changed(r, changes))
+        return r.replace(**_changed(r, changes))
 
     def _response(self, r: RecordedResponse) -> RecordedResponse:
         rules = self._rules
@@ -240,7 +212,7 @@ class Scrubber:
             changes["body"] = rules.body_text(r.body, _content_type(r.headers))
         if r.events is not None:
             changes["events"] = [self._event(e) for e in r.events]
-        return r.model_copy(update=_changed(r, changes))
+        return r.replace(**_changed(r, changes))
 
     def _event(self, event: RecordedEvent) -> RecordedEvent:
         """An event whose JSON data held a secret, re-serialised compactly; every other
@@ -249,7 +221,7 @@ class Scrubber:
         if not self._data_filter(data):
             return event
         scrubbed = self._rules.json_text(data)
-        return event if scrubbed == data else event.model_copy(update={"data": scrubbed})
+        return event if scrubbed == data else event.replace(data=scrubbed)
 
     # -- the backstop --------------------------------------------------------------------
 
@@ -323,9 +295,9 @@ def _content_type(headers: Mapping[str, str]) -> str:
     return ""
 
 
-def _changed(model: Any, changes: dict[str, Any]) -> dict[str, Any]:
-    """The fields that differ from ``model`` (an event list is always a new list)."""
-    return {k: v for k, v in changes.items() if k == "events" or v is not getattr(model, k)}
+def _changed(side: RecordedRequest | RecordedResponse, changes: dict[str, Any]) -> dict[str, Any]:
+    """The fields that differ from ``side`` (an event list is always a new list)."""
+    return {k: v for k, v in changes.items() if k == "events" or v is not getattr(side, k)}
 
 
 _URL_WITH_PARAMS = re.compile(r'://[^"\s]*[?#@]')

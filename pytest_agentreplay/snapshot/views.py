@@ -99,7 +99,7 @@ def _as_interactions(data: Any) -> list[dict[str, Any]] | None:
 
 
 def _dump_all(interactions: Any) -> list[dict[str, Any]]:
-    return [i.model_dump(mode="json", by_alias=True, exclude_none=True) for i in interactions]
+    return [i.to_data() for i in interactions]
 
 
 def _interaction_view(interaction: dict[str, Any]) -> dict[str, Any]:

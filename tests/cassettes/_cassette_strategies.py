@@ -78,13 +78,11 @@ events = st.builds(
 
 @st.composite
 def requests(draw: st.DrawFn) -> RecordedRequest:
-    return RecordedRequest.model_validate(
-        {
-            "method": draw(non_empty),
-            "url": draw(non_empty),
-            "headers": draw(st.dictionaries(text, text, max_size=3)),
-            **draw(_body()),
-        }
+    return RecordedRequest(
+        method=draw(non_empty),
+        url=draw(non_empty),
+        headers=draw(st.dictionaries(text, text, max_size=3)),
+        **draw(_body()),
     )
 
 
@@ -101,7 +99,7 @@ def responses(draw: st.DrawFn) -> RecordedResponse:
         fields["tail"] = draw(st.none() | text)
     else:
         fields.update(draw(_body()))
-    return RecordedResponse.model_validate(fields)
+    return RecordedResponse(**fields)
 
 
 cassettes = st.builds(

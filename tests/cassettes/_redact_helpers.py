@@ -32,7 +32,7 @@ def dump(cassette: Cassette | Interaction) -> str:
     """A cassette (or one interaction) as YAML text, as a write path would serialise it."""
     if isinstance(cassette, Interaction):
         cassette = Cassette(version=1, interactions=[cassette])
-    data = cassette.model_dump(by_alias=True, exclude_none=True)
+    data = cassette.to_data()
     return yaml.dump(
         data, Dumper=yaml.CSafeDumper, width=10**9, allow_unicode=True, sort_keys=False
     )
@@ -46,9 +46,7 @@ def request(
     json_body: Any = None,
     body: str | None = None,
 ) -> RecordedRequest:
-    return RecordedRequest.model_validate(
-        {"method": method, "url": url, "headers": headers or {}, "json": json_body, "body": body}
-    )
+    return RecordedRequest(method=method, url=url, headers=headers or {}, json=json_body, body=body)
 
 
 def response(
@@ -59,14 +57,12 @@ def response(
     body: str | None = None,
     events: list[str] | None = None,
 ) -> RecordedResponse:
-    return RecordedResponse.model_validate(
-        {
-            "status": status,
-            "headers": headers or {},
-            "json": json_body,
-            "body": body,
-            "events": None if events is None else [{"data": d} for d in events],
-        }
+    return RecordedResponse(
+        status=status,
+        headers=headers or {},
+        json=json_body,
+        body=body,
+        events=None if events is None else [RecordedEvent(data=d) for d in events],
     )
 
 
@@ -135,17 +131,13 @@ def _response_body(item: corpus.CorpusInteraction) -> dict[str, Any]:
 def to_interaction(item: corpus.CorpusInteraction) -> Interaction:
     """One corpus record as an Interaction (SSE split into events, JSON parsed)."""
     req_headers = _request_headers(item.file)[item.index]
-    req = RecordedRequest.model_validate(
-        {
-            "method": item.method,
-            "url": item.url or RAW_URL,
-            "headers": req_headers,
-            **_request_body(item.request_body),
-        }
+    req = RecordedRequest(
+        method=item.method,
+        url=item.url or RAW_URL,
+        headers=req_headers,
+        **_request_body(item.request_body),
     )
-    resp = RecordedResponse.model_validate(
-        {"status": item.status, "headers": dict(item.headers), **_response_body(item)}
-    )
+    resp = RecordedResponse(status=item.status, headers=dict(item.headers), **_response_body(item))
     return Interaction(request=req, response=resp)
 
 

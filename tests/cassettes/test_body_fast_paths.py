@@ -14,12 +14,12 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from pytest_agentreplay.cassettes.fields import (
+from pytest_agentreplay.cassettes.fields import join_headers
+from pytest_agentreplay.cassettes.wire import (
     _finite,
     _NotJSONError,
     _reject_constant,
     _unique,
-    join_headers,
     parse_json,
 )
 from pytest_agentreplay.cassettes.yaml.emit import MAX_DEPTH, UnstorableError, dump_json

@@ -179,9 +179,9 @@ def test_merge_conflict_markers() -> None:
     [
         ("- a\n- b\n", "the top level is a list"),
         ("just a string\n", "the top level is a str"),
-        ("interactions: {}\nversion: 1\n", "valid list"),
+        ("interactions: {}\nversion: 1\n", "is a mapping, expected a list"),
         ("version: 1\n", "no 'interactions' key"),
-        ("interactions: [1]\nversion: 1\n", "valid dictionary"),
+        ("interactions: [1]\nversion: 1\n", "is an integer, expected a mapping"),
         ("a: 1\n---\nb: 2\n", "single document"),
     ],
 )

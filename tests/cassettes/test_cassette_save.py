@@ -3,6 +3,7 @@ old file; permissions kept; concurrent writers under ``locked()`` never collide.
 
 from __future__ import annotations
 
+import copy
 import os
 import signal
 import stat
@@ -197,9 +198,9 @@ class _RecordingScrubber:
 
     def scrub(self, cassette: Cassette) -> Cassette:
         self.calls.append("scrub")
-        copy = cassette.model_copy(deep=True)
-        copy.interactions[0].request.headers["authorization"] = "[REDACTED]"
-        return copy
+        scrubbed = copy.deepcopy(cassette)
+        scrubbed.interactions[0].request.headers["authorization"] = "[REDACTED]"
+        return scrubbed
 
     def check(self, text: str, path: Path) -> None:
         self.calls.append("check")

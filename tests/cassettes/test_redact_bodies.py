@@ -237,13 +237,8 @@ def test_scrubbed_sse_stream_still_parses() -> None:
 
 def test_sse_event_fields_other_than_data_are_kept() -> None:
     resp = response(events=[WITH_SECRET])
-    resp = resp.model_copy(
-        update={
-            "events": [
-                e.model_copy(update={"event": "session.created", "id": "7", "t": 0.25})
-                for e in resp.events or []
-            ]
-        }
+    resp = resp.replace(
+        events=[e.replace(event="session.created", id="7", t=0.25) for e in resp.events or []]
     )
     event = (Scrubber().scrub_interaction(interaction(resp=resp)).response.events or [])[0]
     assert (event.event, event.id, event.t) == ("session.created", "7", 0.25)

@@ -20,7 +20,7 @@ def test_custom_scrubbers_run_after_the_defaults_in_order() -> None:
 
     def second(i: Interaction) -> Interaction:
         seen.append(("second", i.request.headers["x-step"]))
-        return i.model_copy(update={"response": i.response.model_copy(update={"status": 203})})
+        return i.replace(response=i.response.replace(status=203))
 
     scrubber = Scrubber(custom=[first, second])
     out = scrubber.scrub_interaction(interaction(request(headers={"x-api-key": "k3y-value-42"})))

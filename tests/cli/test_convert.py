@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -10,8 +11,8 @@ from vcr.serialize import deserialize
 from vcr.serializers import yamlserializer
 
 from pytest_agentreplay.cassettes import io as cassette
+from pytest_agentreplay.cassettes.formats.vcrpy import response_bytes
 from pytest_agentreplay.cassettes.model import Cassette
-from pytest_agentreplay.cli.convert import response_bytes
 from pytest_agentreplay.redact import default_scrubber
 from tests.cli._helpers import (
     CORPUS,
@@ -27,16 +28,16 @@ from tests.cli._helpers import (
 
 
 def _same(a: Cassette, b: Cassette) -> bool:
-    dump = [json.dumps(c.model_dump(mode="json"), sort_keys=True) for c in (a, b)]
+    dump = [json.dumps(c.to_data(), sort_keys=True) for c in (a, b)]
     return dump[0] == dump[1]
 
 
 def _untimed(value: Cassette) -> Cassette:
-    copy = value.model_copy(deep=True)
-    for interaction in copy.interactions:
+    untimed = copy.deepcopy(value)
+    for interaction in untimed.interactions:
         for event in interaction.response.events or ():
             event.t = None
-    return copy
+    return untimed
 
 
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=CORPUS_IDS)

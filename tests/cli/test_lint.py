@@ -237,11 +237,7 @@ def test_unscrubbed_fields_in_our_cassettes(
 def _stream_cassette(tmp_path: Path, provider: str = "anthropic", **changes: object) -> Cassette:
     interaction = stream_interaction(provider)  # type: ignore[arg-type]
     return Cassette(
-        interactions=[
-            interaction.model_copy(
-                update={"response": interaction.response.model_copy(update=changes)}
-            )
-        ]
+        interactions=[interaction.replace(response=interaction.response.replace(**changes))]
     )
 
 

@@ -40,10 +40,8 @@ def _secret_interaction(canary: str | None) -> Interaction:
         headers["x-upstream-note"] = canary
     call = stream_interaction(user="Weather in York?", headers=headers)
     body = {**(call.request.json_body or {}), "api_key": NAMED["x-api-key"]}
-    request = call.request.model_copy(
-        update={"url": f"{call.request.url}?key={NAMED['key']}", "json_body": body}
-    )
-    return call.model_copy(update={"request": request})
+    request = call.request.replace(url=f"{call.request.url}?key={NAMED['key']}", json_body=body)
+    return call.replace(request=request)
 
 
 def _planted(path: Path, *interactions: Interaction) -> None:

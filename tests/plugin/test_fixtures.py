@@ -440,15 +440,16 @@ def test_a_finished_test_lets_go_of_its_cassette(pytester: pytest.Pytester) -> N
     from pytest_agentreplay.cassettes.model import (
         Cassette,
         Interaction,
+        RecordedEvent,
         RecordedRequest,
         RecordedResponse,
     )
 
     url = "https://api.anthropic.com/v1/messages"
-    events = [{"event": "ping", "data": "{}"}] * 3
+    events = [RecordedEvent(event="ping", data="{}")] * 3
     recorded = Interaction(
         request=RecordedRequest(method="POST", url=url, json={"model": "m"}),
-        response=RecordedResponse.model_validate({"status": 200, "events": events}),
+        response=RecordedResponse(status=200, events=events),
     )
     cassette.save(
         pytester.path / "cassettes" / "test_user" / "test_replays.yaml",
@@ -466,7 +467,7 @@ REFS = []
 @pytest.mark.agentreplay
 def test_replays(agentreplay):
     gc.disable()  # from here on, only reference counting frees anything
-    REFS.extend([weakref.ref(agentreplay._session), weakref.ref(agentreplay._session.cassette)])
+    REFS.extend([weakref.ref(agentreplay._session), weakref.ref(agentreplay.interactions[0])])
     with httpx.Client() as client:
         with client.stream("POST", {url!r}, json={{"model": "m"}}) as response:
             assert response.read().count(b"event: ping") == 3

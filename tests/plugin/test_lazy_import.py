@@ -51,10 +51,10 @@ def test_a_suite_that_does_not_use_us_imports_nothing_heavy(tmp_path: object) ->
 
 
 def test_replaying_a_cassette_imports_no_yaml_no_pydantic_no_httpx2(tmp_path: object) -> None:
-    """A cassette the plugin wrote is read by its own reader into plain records: a
-    replay-only run never pays for PyYAML (about 12 ms), pydantic and the cassette
-    model (about 0.1 s with the collector's extra work; see bench/ W4) or httpx2.
-    Hand-edited files, recording and custom matchers or scrubbers still use them."""
+    """A cassette the plugin wrote is read by the canonical reader into the cassette
+    model (plain classes): a replay-only run never pays for PyYAML (about 12 ms),
+    pydantic (about 0.1 s with the collector's extra work; see bench/ W4) or httpx2.
+    Hand-edited files still use PyYAML."""
     from pathlib import Path
 
     from pytest_agentreplay.cassettes import io as cassette

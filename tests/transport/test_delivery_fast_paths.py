@@ -13,7 +13,6 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from pydantic import ValidationError
 
 from pytest_agentreplay import sse
 from pytest_agentreplay.cassettes.model import RecordedEvent
@@ -72,7 +71,7 @@ def test_encode_lazily_writes_what_the_encoder_writes(
 def test_stored_events_encode_as_their_sse_events(events: list[SSEEvent], comments: bool) -> None:
     try:
         stored = [RecordedEvent.from_sse(e) for e in events]
-    except ValidationError:  # a CR in data, a line break in a name: not storable
+    except ValueError:  # a CR in data, a line break in a name: not storable
         assume(False)
     try:
         want: bytes | type[SSEEncodeError] = _general([e.to_sse() for e in stored], comments)

@@ -24,11 +24,16 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # it writes the model and replay's plain records alike (see _records)
-    from ..model import Cassette
-    from ..records import AnyEvent, AnyInteraction, AnyRequest, AnyResponse
+from ..fields import (
+    StoredBody,
+    StoredCassette,
+    StoredEvent,
+    StoredInteraction,
+    StoredRequest,
+    StoredResponse,
+)
 
 __all__ = [
     "MAX_DEPTH",
@@ -38,6 +43,7 @@ __all__ = [
     "dump_json",
     "inline",
 ]
+
 
 MAX_DEPTH = 100
 """Deepest nesting of YAML collections a cassette may have (JSON bodies included).
@@ -323,7 +329,7 @@ def dump_json(value: Any, *, indent: int = 0) -> list[str]:
 # --- the cassette layout ---------------------------------------------------------------
 
 
-def _event(event: AnyEvent) -> str:
+def _event(event: StoredEvent) -> str:
     parts = []
     if event.t is not None:
         parts.append(f"t: {_float(event.t)}")
@@ -349,7 +355,7 @@ def _headers(writer: _Writer, headers: Mapping[str, str]) -> None:
         writer.mapping(dict(sorted(lowered.items())), 6, 3)
 
 
-def _body(writer: _Writer, side: AnyRequest | AnyResponse) -> None:
+def _body(writer: _Writer, side: StoredBody) -> None:
     if side.json_body is not None:
         writer.value("    json:", side.json_body, 4, 2)
     if side.body is not None:
@@ -358,14 +364,14 @@ def _body(writer: _Writer, side: AnyRequest | AnyResponse) -> None:
         writer.lines.append(f"    body_b64: {_string(side.body_b64, flow=False)}")
 
 
-def _request(writer: _Writer, request: AnyRequest) -> None:
+def _request(writer: _Writer, request: StoredRequest) -> None:
     writer.lines.append(f"    method: {_string(request.method, flow=False)}")
     writer.lines.append(f"    url: {_string(request.url, flow=False)}")
     _headers(writer, request.headers)
     _body(writer, request)
 
 
-def _response(writer: _Writer, response: AnyResponse) -> None:
+def _response(writer: _Writer, response: StoredResponse) -> None:
     writer.lines.append(f"    status: {response.status}")
     _headers(writer, response.headers)
     _body(writer, response)
@@ -383,16 +389,16 @@ def _response(writer: _Writer, response: AnyResponse) -> None:
         writer.value("    tail:", response.tail, 4, 2)
 
 
-def _locate(cassette: Cassette) -> UnstorableError:
+def _locate(cassette: StoredCassette) -> UnstorableError:
     """Re-walk a cassette the writer refused, to name the offending field."""
-    data = cassette.model_dump(by_alias=True, exclude_none=True)
+    data = cassette.to_data()
     found = _first_problem(data)
     if found is None:  # pragma: no cover - the writer and the re-walk disagree
         return UnstorableError("cannot be written as YAML")
     return UnstorableError(found[1], found[0])
 
 
-def dump_cassette(cassette: Cassette) -> str:
+def dump_cassette(cassette: StoredCassette) -> str:
     """The canonical YAML text of ``cassette`` (ends with a newline).
 
     Raises :class:`UnstorableError` (with the field path) for a value YAML cannot
@@ -404,7 +410,7 @@ def dump_cassette(cassette: Cassette) -> str:
         raise _locate(cassette) from None
 
 
-def dump_interactions(interactions: Sequence[AnyInteraction], version: int) -> str:
+def dump_interactions(interactions: Sequence[StoredInteraction], version: int) -> str:
     """The canonical YAML text of a cassette holding ``interactions``; raises
     :class:`UnstorableError` (without the field path) for a value YAML cannot carry."""
     writer = _Writer()

@@ -1,8 +1,9 @@
-"""What user code sees while replay reads plain records: always the cassette model.
+"""What user code sees during replay: the cassette model, the very objects replay uses.
 
-Replay of a file the plugin wrote reads it into ``_records``' plain classes; the
+Replay reads a file the plugin wrote through the one reader's fast path; the
 ``agentreplay.interactions`` a test reads, the requests a custom matcher is given
-and the interactions a custom scrubber is given are the pydantic model all the same.
+and the interactions a custom scrubber is given are :mod:`~pytest_agentreplay.cassettes.model`
+objects all the same.
 """
 
 from __future__ import annotations
@@ -42,17 +43,17 @@ def _cassette(pytester: pytest.Pytester, name: str) -> None:
     )
 
 
-def test_a_test_reads_the_interactions_as_the_model(pytester: pytest.Pytester) -> None:
+def test_a_test_reads_the_interactions_replay_plays(pytester: pytest.Pytester) -> None:
     _cassette(pytester, "test_interactions")
     pytester.makepyfile(
         test_user=CHECKS
         + """
 @pytest.mark.agentreplay
 def test_interactions(agentreplay):
-    assert agentreplay._session._plain  # replay read plain records
     assert ask()["choices"][0]["finish_reason"] == "tool_calls"
     interactions = agentreplay.interactions
     assert [type(i) for i in interactions] == [Interaction, Interaction]
+    assert interactions[1] is agentreplay._session.interactions[1]
     assert interactions[0].response.events[2].event == "ping"
     assert interactions[1].request.json_body["model"] == "gpt-test"
     assert agentreplay.unplayed == [0]
@@ -68,7 +69,6 @@ def test_a_custom_matcher_is_given_the_model(pytester: pytest.Pytester) -> None:
         + """
 @pytest.mark.agentreplay(match_on=["path", kinds])
 def test_custom_matcher(agentreplay):
-    assert not agentreplay._session._plain
     assert ask()["id"].startswith("chatcmpl-")
     assert set(SEEN) == {"RecordedRequest"} and len(SEEN) == 3  # two recorded, one live
 """
@@ -99,7 +99,6 @@ from conftest import SCRUBBED
 
 @pytest.mark.agentreplay
 def test_custom_scrubber(agentreplay):
-    assert not agentreplay._session._plain
     assert ask()["model"] == "gpt-test"
     assert SCRUBBED == [True]  # the live request, scrubbed as the recordings were
 """

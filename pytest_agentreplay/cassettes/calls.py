@@ -1,0 +1,78 @@
+"""What each request of a test did: answered from the cassette or recorded live, and
+how it ended, in the words replayed calls and fake models share (``completed``,
+``cut``, ``error_event``, ``http_error``, ``timeout``, ``cancelled``)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from .model import Interaction
+
+__all__ = ["ReplayedCall", "ends_in_error", "live_call", "replayed_outcome"]
+
+_LIVE_OUTCOME = {"complete": "completed", "incomplete": "cancelled"}
+
+
+@dataclass(frozen=True)
+class ReplayedCall:
+    """One request this test made, answered from the cassette or recorded live."""
+
+    index: int
+    method: str
+    url: str
+    source: str  # "cassette" or "live"
+    interaction: int | None
+    status: int | None = None
+    outcome: str = "completed"
+    events_sent: int = 0
+
+
+def ends_in_error(interaction: Interaction) -> bool:
+    """Whether a recorded stream ends with the provider's in-stream error event."""
+    events = interaction.response.events
+    if not events:
+        return False
+    last = events[-1]
+    if last.event == "error":
+        return True
+    try:
+        data = json.loads(last.data)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and (
+        "error" in data or data.get("type") in ("error", "response.failed")
+    )
+
+
+def replayed_outcome(interaction: Interaction, outcome: str, status: int | None) -> str:
+    """How a replayed call ended: the player's ``outcome``, named after what the client
+    got (a recorded in-stream error, an HTTP error status)."""
+    if outcome == "completed" and ends_in_error(interaction):
+        outcome = "error_event"
+    if status is not None and status >= 400 and outcome == "completed":
+        return "http_error"
+    return outcome
+
+
+def _live_outcome(interaction: Interaction) -> str:
+    end = interaction.response.end
+    if end != "complete":
+        return _LIVE_OUTCOME.get(end, end)
+    if interaction.response.status >= 400:
+        return "http_error"
+    return "error_event" if ends_in_error(interaction) else "completed"
+
+
+def live_call(index: int, interaction: Interaction) -> ReplayedCall:
+    """The call that recorded ``interaction`` live, numbered ``index``."""
+    return ReplayedCall(
+        index=index,
+        method=interaction.request.method,
+        url=interaction.request.url,
+        source="live",
+        interaction=None,
+        status=interaction.response.status,
+        outcome=_live_outcome(interaction),
+        events_sent=len(interaction.response.events or ()),
+    )

@@ -1,0 +1,233 @@
+"""The vcrpy / pytest-recording format, both ways, in one place.
+
+* Files: :func:`from_vcr_data` reads a vcrpy cassette's parsed YAML (stock PyYAML
+  output as crewAI writes it, pydantic-ai's serializer with ``parsed_body``) into
+  our layout — ``uri``, ``status: {code, message}``, list-valued headers, ``body:
+  {string: ...}`` (``!!binary`` for bytes), an SSE body split into events;
+  :func:`vcr_text` writes a cassette as vcrpy's own loader reads it.
+* Objects: :func:`to_vcr` / :func:`from_vcr` convert one interaction to and from
+  vcrpy's ``(Request, response dict)`` pair, for the bridge that records and
+  replays non-httpx clients through vcrpy (:mod:`..vcr_bridge`).
+
+vcrpy keeps a body as one string, so a stream goes out as its events encoded
+(comments kept) followed by any tail: :func:`response_bytes`, the bytes a replay
+sends. PyYAML is imported only to write.
+"""
+
+from __future__ import annotations
+
+import functools
+import http
+from collections.abc import Mapping
+from typing import Any
+
+from ...sse import SSEEncoder
+from ..model import Cassette, Interaction, RecordedRequest, RecordedResponse
+from ..wire import body_fields, request_from_wire, response_fields, response_from_wire
+from .shape import Loc, ShapeError, as_bytes, field, header_map, mapping, parsed_body
+
+__all__ = [
+    "from_vcr",
+    "from_vcr_data",
+    "reason_phrase",
+    "response_bytes",
+    "to_vcr",
+    "vcr_request",
+    "vcr_text",
+]
+
+_NO_WRAP = 1 << 30  # PyYAML's line width: never fold a line
+
+
+def response_bytes(response: RecordedResponse) -> bytes:
+    """The body bytes a replay sends: events encoded (comments kept) plus any tail."""
+    if response.events is None:
+        return response.content()
+    encoder = SSEEncoder(comments=True)
+    body = b"".join(encoder.encode(event) for event in response.sse_events())
+    return body + (response.tail or "").encode("utf-8")
+
+
+def reason_phrase(status: int) -> str:
+    """The standard reason phrase of ``status`` (vcrpy stores one); empty if none."""
+    try:
+        return http.HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
+# --- reading files ---------------------------------------------------------------------
+
+
+def _request(side: Mapping[str, Any], loc: Loc) -> dict[str, Any]:
+    headers = header_map(side, loc)
+    out = {
+        "method": field(side, "method", loc, str),
+        "url": field(side, "uri", loc, str),
+        "headers": headers,
+    }
+    if "parsed_body" in side:
+        return {**out, **parsed_body(side["parsed_body"], (*loc, "parsed_body"))}
+    body = field(side, "body", loc, str, bytes, dict, type(None), required=False)
+    if isinstance(body, dict):
+        body = field(body, "string", (*loc, "body"), str, bytes, type(None), required=False)
+    if body is None:
+        return out
+    return {**out, **body_fields(as_bytes(body), headers.get("content-type", "").lower())}
+
+
+def _status(side: Mapping[str, Any], loc: Loc) -> int:
+    status = field(side, "status", loc, dict, int)
+    if isinstance(status, dict):
+        return int(field(status, "code", (*loc, "status"), int))
+    return int(status)
+
+
+def _response(side: Mapping[str, Any], loc: Loc) -> dict[str, Any]:
+    status = _status(side, loc)
+    headers = header_map(side, loc)
+    if "parsed_body" in side:
+        headers.pop("content-encoding", None)
+        parsed = parsed_body(side["parsed_body"], (*loc, "parsed_body"))
+        return {"status": status, "headers": headers, **parsed}
+    body = field(side, "body", loc, dict, str, bytes, type(None), required=False)
+    if isinstance(body, dict):
+        body = field(body, "string", (*loc, "body"), str, bytes, type(None), required=False)
+    raw = b"" if body is None else as_bytes(body)
+    try:
+        fields = response_fields(headers, raw)
+    except ValueError as exc:
+        raise ShapeError(str(exc), (*loc, "body")) from None
+    return {"status": status, **fields}
+
+
+def from_vcr_data(data: Any) -> dict[str, Any]:
+    """A vcrpy cassette's data as ours (``version`` checked by the caller)."""
+    top = mapping(data, ())
+    interactions = []
+    for index, raw in enumerate(field(top, "interactions", (), list)):
+        loc: Loc = ("interactions", index)
+        item = mapping(raw, loc)
+        request = mapping(field(item, "request", loc), (*loc, "request"))
+        response = mapping(field(item, "response", loc), (*loc, "response"))
+        interactions.append(
+            {
+                "request": _request(request, (*loc, "request")),
+                "response": _response(response, (*loc, "response")),
+            }
+        )
+    return {"version": 1, "interactions": interactions}
+
+
+# --- writing files ---------------------------------------------------------------------
+
+
+@functools.cache
+def _dumper() -> Any:
+    """PyYAML's safe dumper, with multi-line strings as literal blocks where allowed."""
+    import yaml  # noqa: PLC0415 - only writing a vcrpy file needs PyYAML
+
+    def represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+        style = "|" if "\n" in value else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    class VcrDumper(yaml.SafeDumper):
+        pass
+
+    VcrDumper.add_representer(str, represent_str)
+    return VcrDumper
+
+
+def _text_or_bytes(raw: bytes) -> str | bytes | None:
+    if not raw:
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw  # written as !!binary
+
+
+def _vcr_interaction(interaction: Interaction) -> dict[str, Any]:
+    request, response = interaction.request, interaction.response
+    return {
+        "request": {
+            "method": request.method,
+            "uri": request.url,
+            "headers": {name: [value] for name, value in request.headers.items()},
+            "body": _text_or_bytes(request.content()),
+        },
+        "response": {
+            "status": {"code": response.status, "message": reason_phrase(response.status)},
+            "headers": {name: [value] for name, value in response.headers.items()},
+            "body": {"string": _text_or_bytes(response_bytes(response)) or ""},
+        },
+    }
+
+
+def vcr_text(cassette: Cassette) -> str:
+    """``cassette`` as vcrpy / pytest-recording YAML (no line wrapping)."""
+    import yaml  # noqa: PLC0415 - see _dumper
+
+    document = {
+        "interactions": [_vcr_interaction(i) for i in cassette.interactions],
+        "version": 1,
+    }
+    return yaml.dump(
+        document,
+        Dumper=_dumper(),
+        sort_keys=False,
+        allow_unicode=True,
+        width=_NO_WRAP,
+        default_flow_style=False,
+    )
+
+
+# --- vcrpy's objects (the bridge) ------------------------------------------------------
+
+
+def to_vcr(interaction: Interaction) -> tuple[Any, dict[str, Any]]:
+    """One of our interactions as vcrpy's (Request, response dict)."""
+    from vcr.request import Request  # noqa: PLC0415 - vcrpy is optional
+
+    req = interaction.request
+    request = Request(req.method, req.url, req.content() or None, dict(req.headers))
+    response = interaction.response
+    return request, {
+        "status": {"code": response.status, "message": reason_phrase(response.status)},
+        "headers": {k: [v] for k, v in response.headers.items()},
+        "body": {"string": response_bytes(response)},
+    }
+
+
+def _pairs(headers: Any) -> list[tuple[str, str]]:
+    """vcrpy headers (values are lists) as name/value pairs."""
+    pairs: list[tuple[str, str]] = []
+    for key, value in dict(headers or {}).items():
+        values = value if isinstance(value, list) else [value]
+        pairs.extend((str(key), str(v)) for v in values)
+    return pairs
+
+
+def _bytes(value: Any) -> bytes:
+    if value is None:
+        return b""
+    return value.encode("utf-8") if isinstance(value, str) else bytes(value)
+
+
+def vcr_request(request: Any) -> RecordedRequest:
+    """vcrpy's Request in cassette form (before scrubbing)."""
+    return request_from_wire(
+        request.method, request.uri, _pairs(request.headers), _bytes(request.body)
+    )
+
+
+def from_vcr(request: Any, response: dict[str, Any]) -> Interaction:
+    """vcrpy's (Request, response dict) as one of our interactions."""
+    return Interaction(
+        request=vcr_request(request),
+        response=response_from_wire(
+            int(response["status"]["code"]),
+            _pairs(response.get("headers")),
+            _bytes((response.get("body") or {}).get("string")),
+        ),
+    )

@@ -1,0 +1,62 @@
+"""The cassette miss: the one place its report is built.
+
+In the replaying modes a request that matches no recorded interaction, and may not
+go out live, fails the test at once. :func:`cassette_miss` builds that failure for
+every client bridge (httpx, and requests / urllib3 / aiohttp through vcrpy): the
+request, the cassette, the test and the record mode; when the cassette exists, the
+closest recorded interactions and how each differs (:func:`.matching.explain_miss`);
+and the command that re-records it. Every word passes through the scrubber's mask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from ..transport.egress import EgressBlocked
+from .matching import Index, explain_miss
+from .model import RecordedRequest
+
+__all__ = ["CassetteMiss", "cassette_miss"]
+
+_RECORD_ONCE = "pytest --agentreplay-record-mode=once"
+
+
+class CassetteMiss(EgressBlocked):
+    """A request matched no recorded interaction and may not go out live.
+
+    Like :class:`~..transport.egress.EgressBlocked` (its base) it is a ``BaseException``,
+    so SDK retry loops cannot turn it into a vague connection error.
+    """
+
+
+def cassette_miss(
+    request: RecordedRequest,
+    index: Index | None,
+    *,
+    cassette: Path,
+    test: str,
+    record_mode: str,
+    rerecord: str,
+    mask: Callable[[str], str],
+) -> CassetteMiss:
+    """The failure for ``request`` (scrubbed, as matched): ``index`` is the cassette's
+    recorded requests, ``None`` when there is no cassette file; ``rerecord`` a record
+    mode or a whole command to suggest."""
+    if index is None:
+        message = (
+            f"pytest-agentreplay: no cassette at {cassette} (record mode "
+            f"{record_mode!r}) for {request.method} {request.url} in test "
+            f"{test}. Record it with: {rerecord or _RECORD_ONCE}"
+        )
+    else:
+        message = explain_miss(
+            request,
+            index,
+            cassette=cassette,
+            test=test,
+            record_mode=record_mode,
+            rerecord=rerecord,
+            mask=mask,
+        )
+    return CassetteMiss(mask(message))

@@ -1,0 +1,66 @@
+"""Writing what a test recorded, at its end: merged, scrubbed, atomic.
+
+The cassette on disk is re-read under its lock (another test or process may have
+written it since this test loaded it), kept, and extended with what this test
+recorded that is not there already; ``rewrite`` drops what the file held before
+this run — but not what other tests wrote into it during the run (a shared
+cassette). The test's new interactions are named by their fingerprints, so the
+end of the run can put several tests' blocks back in collection order
+(:func:`.merge.order_blocks`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import AgentReplayError
+from ..redact import Scrubber
+from . import io as cassette_io
+from .merge import fingerprint
+from .model import Cassette, Interaction
+
+__all__ = ["CassetteWriteError", "WriteResult", "write_recorded"]
+
+
+class CassetteWriteError(AgentReplayError):
+    """A recording could not be written (see the message for what and why)."""
+
+
+@dataclass
+class WriteResult:
+    """What the end of a test did with its cassette file."""
+
+    path: Path
+    written: bool
+    recorded: int
+    reason: str = ""
+    block: list[str] = field(default_factory=list)
+    """Fingerprints of the interactions this test added to the file, in file order."""
+
+
+def write_recorded(
+    path: Path,
+    new: list[Interaction],
+    scrubber: Scrubber,
+    *,
+    replace_old: bool,
+    run_started: float | None,
+) -> WriteResult:
+    """Merge ``new`` into the cassette at ``path`` and save it; ``replace_old``
+    (``rewrite``) keeps only what this run wrote there."""
+    fresh = scrubber.scrub(Cassette(interactions=new))
+    with cassette_io.locked(path):
+        on_disk = _on_disk(path, replace_old=replace_old, run_started=run_started)
+        seen = {fingerprint(i) for i in on_disk}
+        added = [i for i in fresh.interactions if fingerprint(i) not in seen]
+        cassette_io.save(path, Cassette(interactions=[*on_disk, *added]), scrubber=scrubber)
+    return WriteResult(path, written=True, recorded=len(new), block=[fingerprint(i) for i in added])
+
+
+def _on_disk(path: Path, *, replace_old: bool, run_started: float | None) -> list[Interaction]:
+    if not path.exists():
+        return []
+    if replace_old and not (run_started is not None and path.stat().st_mtime >= run_started):
+        return []
+    return cassette_io.load(path).interactions
