@@ -1,13 +1,17 @@
-"""Suite-wide settings: a bounded, derandomized hypothesis profile for CI."""
+"""Suite-wide settings: a bounded, derandomized hypothesis profile for CI; one copy of
+the package for in-process pytester runs."""
 
 from __future__ import annotations
 
+import importlib
 import os
+import pkgutil
 from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+import pytest_agentreplay
 from tests.servers import ProviderServer, provider_server
 
 settings.register_profile(
@@ -42,3 +46,26 @@ def echo_server(server: ProviderServer) -> ProviderServer:
     ``echo: <the last user message>``: any number of distinct calls to record."""
     server.echo = True
     return server
+
+
+def _import_every_module() -> None:
+    """Import each module of the package once, before any in-process pytester run.
+
+    An in-process run drops the modules it imported when it ends: a module first
+    imported inside one would come back as a second copy in the next (a second
+    ``EgressBlocked`` class, a second cassette model), and an ``isinstance`` between
+    the copies fails. Whether a module was imported first inside a run depended on
+    which tests ran before it (``tests/test_docs.py`` alone failed 12 examples).
+    """
+    prefix = f"{pytest_agentreplay.__name__}."
+    for module in pkgutil.walk_packages(pytest_agentreplay.__path__, prefix):
+        if not module.name.endswith(".__main__"):
+            importlib.import_module(module.name)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_copy_of_the_package() -> None:
+    """Every module of the package, imported before any test (and so before any
+    ``pytester``, which drops at teardown what was imported after it was set up): see
+    :func:`_import_every_module`."""
+    _import_every_module()

@@ -46,7 +46,7 @@ def ends_in_error(interaction: Interaction) -> bool:
 
 
 def replayed_outcome(interaction: Interaction, outcome: str, status: int | None) -> str:
-    """How a replayed call ended: the player's ``outcome``, named after what the client
+    """How a replayed call ended: the delivery's ``outcome``, named after what the client
     got (a recorded in-stream error, an HTTP error status)."""
     if outcome == "completed" and ends_in_error(interaction):
         outcome = "error_event"

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol, get_args
 
 from ..sse import SSEEvent
+from ..transport.encode import StoredEvent
 
 __all__ = [
     "CASSETTE_VERSION",
@@ -26,11 +27,11 @@ __all__ = [
     "STREAM_ENDS",
     "StoredBody",
     "StoredCassette",
-    "StoredEvent",
     "StoredInteraction",
     "StoredRequest",
     "StoredResponse",
     "StreamEnd",
+    "TimedEvent",
     "body_bytes",
     "decode_content",
     "event_to_sse",
@@ -84,19 +85,11 @@ _PLAIN_LEAVES = frozenset(_JSON_LEAVES)
 # --- what a cassette holds, as the modules below the model read it ---------------------
 
 
-class StoredEvent(Protocol):
-    """An SSE event as stored (:class:`~.model.RecordedEvent`)."""
+class TimedEvent(StoredEvent, Protocol):
+    """An SSE event as stored (:class:`~.model.RecordedEvent`): what the transport plays
+    (:class:`~..transport.encode.StoredEvent`) and its arrival time, which the writer
+    keeps."""
 
-    @property
-    def data(self) -> str: ...
-    @property
-    def event(self) -> str | None: ...
-    @property
-    def id(self) -> str | None: ...
-    @property
-    def retry(self) -> int | None: ...
-    @property
-    def comments(self) -> Sequence[str] | None: ...
     @property
     def t(self) -> float | None: ...
 
@@ -129,7 +122,7 @@ class StoredResponse(StoredBody, Protocol):
     @property
     def status(self) -> int: ...
     @property
-    def events(self) -> Sequence[StoredEvent] | None: ...
+    def events(self) -> Sequence[TimedEvent] | None: ...
     @property
     def end(self) -> str: ...
     @property

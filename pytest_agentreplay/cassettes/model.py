@@ -37,7 +37,7 @@ of loading with interactions or events silently missing.
 
 Header names are stored lower-case. Response headers that describe the wire
 rather than the stored body are dropped: ``content-length`` and
-``transfer-encoding`` always (the player sets its own), ``content-encoding``
+``transfer-encoding`` always (replay sets its own), ``content-encoding``
 unless the body is kept as raw bytes (``body_b64``), since a stored ``json``,
 ``body`` or ``events`` is already decoded.
 

@@ -71,7 +71,7 @@ def _raw_losses(source: Source) -> list[str]:
     if wire:
         out.append(
             f"content-length / transfer-encoding headers of {_plural(len(wire), 'response')} "
-            "(the player computes its own)"
+            "(replay computes its own)"
         )
     crlf = [
         r for r in responses if r.sent and b"\r" in r.sent and interactions[r.index].response.events

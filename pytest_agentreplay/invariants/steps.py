@@ -8,20 +8,22 @@ model call); see :mod:`pytest_agentreplay.invariants` for what each check means.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..model import ModelCall
-from ..runlog import (
+from ..runlog.delivered import delivered_text
+from ..runlog.entries import (
     Delta,
     MessageSaved,
     Resumed,
-    RunLog,
     Step,
     StepCompleted,
     TurnEnded,
-    delivered_text,
 )
 from .report import dump, fail
+
+if TYPE_CHECKING:
+    from ..runlog import RunLog
 
 __all__ = [
     "check_no_partial_content_saved",

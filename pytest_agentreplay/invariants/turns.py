@@ -8,23 +8,25 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..model import ModelCall, ToolCall, ToolResult
-from ..runlog import (
+from ..runlog.entries import (
     Egress,
     ErrorReported,
     IntentCompleted,
     IntentIssued,
     MessageSaved,
     Resumed,
-    RunLog,
     StepCompleted,
     ToolCalled,
     ToolResulted,
     TurnEnded,
 )
 from .report import dump, fail
+
+if TYPE_CHECKING:
+    from ..runlog import RunLog
 
 __all__ = [
     "check_dangling_intent_reissued",

@@ -116,7 +116,7 @@ DROPPED_HEADERS = frozenset(
     }
 )
 """Volatile headers dropped so that re-recordings diff cleanly (``content-length`` is
-recomputed by the player from the stored body)."""
+recomputed by replay from the stored body)."""
 
 DROPPED_HEADER_PREFIXES = ("x-stainless-", "x-envoy-")
 """Header families dropped whole: SDK platform telemetry and proxy timings."""

@@ -58,9 +58,10 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ..jsondiff import json_diff
 from ..model import ModelCall, Usage
-from .adapters.calls import collect, delivered_text
+from .adapters.calls import collect
 from .adapters.openai_agents import openai_agents_entries, openai_agents_event_entry
 from .adapters.pydantic_ai import pydantic_ai_entries
+from .delivered import delivered_text
 from .entries import (
     Delta,
     Egress,

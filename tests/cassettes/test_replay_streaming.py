@@ -197,7 +197,7 @@ def test_the_first_event_leaves_before_the_player_touches_the_rest(
     )
     first = next(iter(stream))
     assert first.type == "message_start"
-    assert work.converted < 100, "the player converted the whole recording up front"
-    assert work.encoded < 100, "the player encoded the whole recording up front"
+    assert work.converted < 100, "replay converted the whole recording up front"
+    assert work.encoded < 100, "replay encoded the whole recording up front"
     stream.close()
     assert [c.outcome for c in agentreplay.calls] == ["cancelled"]

@@ -89,7 +89,7 @@ def test_what_our_format_does_not_keep_is_listed(
     result = cli(capsys, "convert", source, "--to", "agentreplay", "-o", tmp_path / "g.yaml")
     assert result.err.splitlines()[0] == (
         "warning: the agentreplay format cannot hold: content-length / transfer-encoding "
-        "headers of 1 response (the player computes its own); CR / CRLF line endings of 1 "
+        "headers of 1 response (replay computes its own); CR / CRLF line endings of 1 "
         "stream (replayed with LF); 1 repeated header (values joined with ', ')"
     )
     raw = CORPUS / "anthropic" / "anthropic-sdk__basic_response.sse.txt"

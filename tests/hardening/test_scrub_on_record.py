@@ -4,7 +4,7 @@ a cassette must never hold, and the scrubbed cassette still replays.
 1. the default secret request headers, each sent in four case spellings;
 2. secret response headers (``set-cookie`` ``__cf_bm`` / ``_cfuvid``, the organization
    and workspace ids), request ids normalized, ``cf-ray`` and ``content-length``
-   dropped (the player sends a length that fits the stored body);
+   dropped (replay sends a length that fits the stored body);
 3. secret query and fragment parameters and signed-URL signatures, other parameters
    kept, and a replay with *other* secret values still matching;
 4. secrets in nested JSON keys and inside an SSE ``data:`` line: the JSON stays valid,

@@ -29,10 +29,10 @@ from typing import Any
 from ..fields import (
     StoredBody,
     StoredCassette,
-    StoredEvent,
     StoredInteraction,
     StoredRequest,
     StoredResponse,
+    TimedEvent,
 )
 
 __all__ = [
@@ -329,7 +329,7 @@ def dump_json(value: Any, *, indent: int = 0) -> list[str]:
 # --- the cassette layout ---------------------------------------------------------------
 
 
-def _event(event: StoredEvent) -> str:
+def _event(event: TimedEvent) -> str:
     parts = []
     if event.t is not None:
         parts.append(f"t: {_float(event.t)}")

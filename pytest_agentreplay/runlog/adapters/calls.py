@@ -10,21 +10,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from itertools import islice
 from typing import Any
 from urllib.parse import urlsplit
 
 from ...cassettes.model import Interaction
 from ...cassettes.replay import recorded_reply
 from ...errors import CodecError
-from ...model import ModelCall, Outcome, Reply
+from ...model import ModelCall, Outcome
 from ...providers import codec_for, detect
-from ...providers.base import RenderContext
 from ..entries import Egress
 
 __all__ = [
     "collect",
-    "delivered_text",
     "egress_of",
     "handle_calls",
     "handle_egress",
@@ -170,30 +167,3 @@ def _outcome(ended: str, status: int | None) -> Outcome:
     if outcome == "http_error" and (status or 0) < 400:
         return "completed"
     return outcome
-
-
-def delivered_text(call: ModelCall) -> str:
-    """The text a call got to the client before it ended: all of it for a completed
-    call, the part streamed before the cut for a call cut, failed or cancelled
-    mid-stream (re-rendered from the scripted reply), ``""`` when nothing arrived."""
-    reply = call.reply
-    if reply is None or (call.status or 200) >= 400:
-        return ""
-    truncated = reply.fault is not None and reply.fault.kind == "truncate"
-    if call.outcome == "completed" and not (truncated and call.streaming):
-        return reply.text_content
-    if not call.streaming or call.events_sent == 0:
-        return ""
-    return _streamed_text(call, reply)
-
-
-def _streamed_text(call: ModelCall, reply: Reply) -> str:
-    """The text of the first ``events_sent`` events of ``reply`` (the call's), folded."""
-    codec = codec_for(call.provider)
-    ctx = RenderContext(model=call.request.model or "fake-model", request=call.request)
-    whole = reply.model_copy(update={"fault": None})
-    events = list(islice(codec.iter_events(whole, ctx), call.events_sent))
-    try:
-        return codec.to_reply(codec.fold_detailed(events).body).text_content
-    except (CodecError, KeyError, TypeError, ValueError):
-        return ""

@@ -15,7 +15,7 @@ import yaml
 
 from pytest_agentreplay.errors import AgentReplayError
 from pytest_agentreplay.redact import Finding, Scrubber, SecretLeakError, default_scrubber
-from tests.cassettes._redact_helpers import dump, interaction, request, response
+from tests.redact._helpers import dump, interaction, request, response
 
 _RNG = random.Random(20261110)
 ALNUM = string.ascii_letters + string.digits

@@ -2,7 +2,7 @@
 scrubbing changes nothing in it but the headers it is documented to change.
 
 The corpus is read by the independent test-side reader (``tests/corpus.py``) and
-turned into Interactions by a small adapter (``_redact_helpers.to_interaction``).
+turned into Interactions by a small adapter (``tests.redact._helpers.to_interaction``).
 The expected header changes below are written out from the brief, not imported
 from the code under test.
 """
@@ -16,7 +16,7 @@ import pytest
 from pytest_agentreplay.cassettes.model import Interaction
 from pytest_agentreplay.redact import Scrubber
 from tests import corpus
-from tests.cassettes._redact_helpers import corpus_cassette, dump
+from tests.redact._helpers import corpus_cassette, dump
 
 FILES = corpus.files()
 

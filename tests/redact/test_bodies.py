@@ -9,7 +9,7 @@ import pytest
 from pytest_agentreplay.cassettes.model import RecordedResponse
 from pytest_agentreplay.redact import Scrubber
 from pytest_agentreplay.sse import decode, encode
-from tests.cassettes._redact_helpers import interaction, request, response
+from tests.redact._helpers import interaction, request, response
 
 SECRET = "Zk39vPq0xLmN7aBc"
 

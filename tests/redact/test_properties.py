@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from pytest_agentreplay.cassettes.model import Cassette, Interaction
 from pytest_agentreplay.redact import Scrubber
-from tests.cassettes._redact_helpers import dump, request, response
+from tests.redact._helpers import dump, request, response
 
 SCRUBBER = Scrubber(env={})
 

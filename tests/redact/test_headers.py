@@ -6,7 +6,7 @@ import pytest
 
 from pytest_agentreplay.cassettes.model import RecordedRequest, RecordedResponse
 from pytest_agentreplay.redact import Scrubber
-from tests.cassettes._redact_helpers import dump, interaction, request, response
+from tests.redact._helpers import dump, interaction, request, response
 
 SECRET = "s3cr3t-VALUE-9f8e7d6c5b4a"
 

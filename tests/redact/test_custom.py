@@ -7,7 +7,7 @@ import pytest
 from pytest_agentreplay import redact
 from pytest_agentreplay.cassettes.model import Cassette, Interaction
 from pytest_agentreplay.redact import Scrubber
-from tests.cassettes._redact_helpers import dump, interaction, request, response
+from tests.redact._helpers import dump, interaction, request, response
 
 
 def test_custom_scrubbers_run_after_the_defaults_in_order() -> None:

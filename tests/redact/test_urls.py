@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_agentreplay.redact import Scrubber
-from tests.cassettes._redact_helpers import interaction, request, response
+from tests.redact._helpers import interaction, request, response
 
 SECRET = "Zk39vPq0xLmN7aBc"
 

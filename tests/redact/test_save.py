@@ -17,7 +17,7 @@ from pytest_agentreplay.cassettes import io as cassette
 from pytest_agentreplay.cassettes.model import Cassette
 from pytest_agentreplay.redact import Finding, Scrubber, SecretLeakError
 from tests import corpus
-from tests.cassettes._redact_helpers import interaction, request, response
+from tests.redact._helpers import interaction, request, response
 
 FILES = corpus.files()
 
