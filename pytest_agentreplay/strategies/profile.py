@@ -12,7 +12,7 @@ Both report one failure, the first found, shrunk (``report_multiple_bugs=False``
 an agent that chains its exceptions (``raise AgentError(...) from exc``) reaches the
 property through a different chain for each kind of fault, and hypothesis, which
 tells failures apart by their whole chain, reported one bug as "8 distinct
-failures" and shrank each of them — 74 s instead of 15 s (issue 20,
+failures" and shrank each of them — 58-74 s instead of 7-15 s (issue 20,
 ``bench/chained_failures.py``). Fix that bug and run again to see the next one.
 
 Nothing here imports hypothesis at import time: hypothesis calls
