@@ -29,7 +29,7 @@ _ANNOTATIONS = frozenset(
     {
         "$schema", "$id", "$comment", "title", "description", "default", "examples",
         "deprecated", "readOnly", "writeOnly", "discriminator", "additionalProperties",
-        "$defs", "definitions", "format", "strict", "nullable_annotation",
+        "$defs", "definitions", "format",
     }
 )  # fmt: skip
 """Keywords that never narrow what the generator draws (``additionalProperties`` is
@@ -161,6 +161,10 @@ class _Builder:
                 f"under 'properties'"
             )
         build = {k: self.build(v, f"{where}/properties/{k}") for k, v in properties.items()}
+        extra = schema.get("additionalProperties")
+        if not properties and isinstance(extra, Mapping):  # dict[str, X]: a free mapping
+            values = self.build(extra, f"{where}/additionalProperties")
+            return st.dictionaries(st.text(_TEXT, max_size=8), values, max_size=3)
         return st.fixed_dictionaries(
             {k: build[k] for k in required},
             optional={k: s for k, s in build.items() if k not in required},

@@ -48,6 +48,7 @@ class Trip(pydantic.BaseModel):
     pair: tuple[int, bool]
     tree: Node | None = None
     tags: Annotated[set[str], pydantic.Field(max_length=3)] = set()
+    scores: dict[str, int] = {}
 
 
 SCHEMAS = {
@@ -204,3 +205,12 @@ def test_min_tool_calls_needs_tool_calls() -> None:
         replies(tool_calls=False, min_tool_calls=1)
     with pytest.raises(ValueError, match="min_tool_calls <= max_tool_calls"):
         replies(min_tool_calls=3, max_tool_calls=2)
+
+
+def test_a_free_mapping_gets_entries_of_its_value_schema() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"scores": {"type": "object", "additionalProperties": {"type": "integer"}}},
+        "required": ["scores"],
+    }
+    assert minimal(arguments_for(schema), lambda a: a["scores"]) == {"scores": {"": 0}}
