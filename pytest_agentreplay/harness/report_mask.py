@@ -1,4 +1,4 @@
-"""Mask secrets in the failure report of a test, before pytest prints or ships it.
+"""Mask secrets in the reports of a test, before pytest prints or ships them.
 
 CI logs are often public. A test that fails under interception can show a
 credential in many places the plugin does not write itself: the repr of an
@@ -6,9 +6,10 @@ credential in many places the plugin does not write itself: the repr of an
 'https://...?key=...')>``), a local variable under ``--showlocals``, the
 exception message, captured output. :func:`mask_report` passes every string of
 the report's structured ``longrepr`` (pytest's ``TerminalRepr`` dataclasses) and
-of its captured sections through the scrubber's ``mask``, keeping the structure,
-so the terminal, ``-ra``'s one-line summary, JUnit XML and xdist all see the
-masked text.
+of its captured sections and ``record_property`` values through the scrubber's
+``mask``, keeping the structure, so the terminal, ``-ra``'s one-line summary, JUnit
+XML and xdist all see the masked text. Every report is masked, a passing test's
+too: ``junit_logging=all`` and ``-rA`` write its captured output (issue 18).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ WITHHELD = (
 
 
 def mask_report(report: pytest.TestReport, mask: Mask) -> None:
-    """Mask, in place, the traceback, message and captured output of ``report``.
+    """Mask, in place, the traceback, message, captured output and properties of ``report``.
 
     It never raises: it runs inside ``pytest_runtest_makereport``, where an error
     is an INTERNALERROR that ends the whole session. If masking fails, the report
@@ -41,9 +42,15 @@ def mask_report(report: pytest.TestReport, mask: Mask) -> None:
     try:
         report.longrepr = _masked(report.longrepr, mask, set())
         report.sections = [(title, mask(content)) for title, content in report.sections]
+        # record_property values: JUnit XML writes them for passing tests too.
+        report.user_properties = [
+            (name, mask(value) if isinstance(value, str) else value)
+            for name, value in report.user_properties
+        ]
     except Exception as exc:  # see the docstring
         report.longrepr = WITHHELD.format(error=type(exc).__name__)
         report.sections = []
+        report.user_properties = []
 
 
 def _masked(value: Any, mask: Mask, seen: set[int]) -> Any:
