@@ -181,7 +181,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Generator[None, A
     interception: tracebacks show request reprs, locals and messages that can hold a
     credential, and a passing test's captured output reaches JUnit XML
     (``junit_logging=all``) and ``-rA`` too (issue 18: only failures were masked)."""
-    report = yield
+    if call.excinfo is not None and _intercepted(item):
+        from .harness.report_mask import masked_reprs
+
+        with masked_reprs(RunState.of(item.config).mask):
+            report = yield
+    else:
+        report = yield
     if call.when == "call" and call.excinfo is not None:
         TestState.of(item).failed = True
     if _intercepted(item) or (report.skipped and _marked(item)):
