@@ -244,14 +244,25 @@ class Scrubber:
 
     # -- the backstop --------------------------------------------------------------------
 
-    def _hits(self, text: str) -> list[Hit]:
+    def _env_needles(self) -> EnvNeedles:
         # The backstop's patterns (``_secret_scan``) load when text is first checked or
         # masked: a replay that writes nothing and reports nothing never needs them.
-        from .scan import EnvNeedles, find  # noqa: PLC0415 - see above
+        from .scan import EnvNeedles  # noqa: PLC0415 - see above
 
         if self._env is None:
             self._env = EnvNeedles(self._env_source, ignore=(self.placeholder,))
-        return find(text, self._env, self._allow)
+        return self._env
+
+    def _hits(self, text: str) -> list[Hit]:
+        from .scan import find  # noqa: PLC0415 - see _env_needles
+
+        return find(text, self._env_needles(), self._allow)
+
+    def remember_environment(self) -> None:
+        """Watch, from now on, for the API-key values the environment holds now, even
+        once they are gone from it: a test's ``monkeypatch.setenv`` is undone before its
+        cassette is written (issue 18). Called as each live request goes out."""
+        self._env_needles().remember()
 
     def scan(self, text: str) -> list[Finding]:
         """Every secret-looking string in ``text``, located (field path in a YAML or JSON

@@ -232,14 +232,26 @@ class EnvNeedles:
         self._env = env
         self._ignore = frozenset(v.lower() for v in ignore)
         self._needles = _Needles((), None, {})
+        self._remembered: frozenset[tuple[str, str]] = frozenset()
 
     def _current(self) -> Mapping[str, str]:
         return os.environ if self._env is None else self._env
 
+    def _candidates(self) -> frozenset[tuple[str, str]]:
+        env = self._current()
+        return frozenset((k, v) for k, v in env.items() if _is_candidate(k, v, self._ignore))
+
+    def remember(self) -> None:
+        """Keep watching for the values the environment holds now, after they are gone
+        from it. Issue 18: a key a test set with ``monkeypatch.setenv`` (or inside
+        ``mock.patch.dict(os.environ)``) was restored away before the cassette was
+        written, so the backstop no longer knew it and the key reached disk."""
+        found = self._candidates()
+        if not found <= self._remembered:  # swapped as one object: threads may call it
+            self._remembered = self._remembered | found
+
     def _refresh(self) -> _Needles:
-        items = tuple(
-            sorted((k, v) for k, v in self._current().items() if _is_candidate(k, v, self._ignore))
-        )
+        items = tuple(sorted(self._candidates() | self._remembered))
         current = self._needles
         if items == current.items:
             return current
