@@ -12,6 +12,7 @@ request always gets the same bytes, whatever order concurrent requests arrive in
 
 from __future__ import annotations
 
+import gzip
 import http.server
 import json
 import socket
@@ -82,6 +83,17 @@ def _prompt(body: dict[str, Any]) -> str:
     return str(body.get("input", ""))
 
 
+def _request_json(raw: bytes, encoding: str | None) -> Any:
+    """A request body as JSON: gunzipped if it says so; ``{}`` for one that is not JSON
+    (a multipart upload)."""
+    if encoding == "gzip":
+        raw = gzip.decompress(raw)
+    try:
+        return json.loads(raw or b"{}")
+    except ValueError:
+        return {}
+
+
 def _handler(state: ProviderServer) -> type[http.server.BaseHTTPRequestHandler]:
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -91,7 +103,7 @@ def _handler(state: ProviderServer) -> type[http.server.BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length", "0"))
-            body = json.loads(self.rfile.read(length) or b"{}")
+            body = _request_json(self.rfile.read(length), self.headers.get("content-encoding"))
             state.requests.append(body)
             state.headers.append({k.lower(): v for k, v in self.headers.items()})
             state.paths.append(self.path)
