@@ -181,3 +181,9 @@ def pydantic_ai_pair(
         return created, streamed.get()
 
     return asyncio.run(both())
+
+
+def default_client() -> genai.Client:
+    """A google-genai client as users make it: its own ``httpx`` client, which the
+    plugin intercepts (replay, fakes)."""
+    return genai.Client(api_key="test-key")
