@@ -184,7 +184,9 @@ class GeminiCodec(Codec):
         """The ``countTokens`` answer: the same estimate a reply's usage gets for a
         request of this size (``contents``, or a whole ``generateContentRequest``)."""
         request = body.get("generateContentRequest", body)
-        counted = {k: v for k, v in dict(request).items() if k != "model"}
+        if not isinstance(request, Mapping):  # a malformed body is still counted, not a crash
+            request = body
+        counted = {k: v for k, v in request.items() if k != "model"}
         total = estimate_tokens(json_data(counted))
         return {
             "totalTokens": total,

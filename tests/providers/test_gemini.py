@@ -484,3 +484,11 @@ def test_line_separators_in_text_do_not_split_the_data_line(separator: str) -> N
         return await sdk.astream(sdk.async_client(sdk.async_sse_handler([stream_bytes])))
 
     assert asyncio.run(run()).text == f"a{separator}b"
+
+
+def test_count_tokens_of_a_whole_request_or_a_malformed_one() -> None:
+    contents = {"contents": [{"parts": [{"text": "How many tokens is this?"}]}]}
+    whole = CODEC.count_tokens({"generateContentRequest": {"model": "models/x", **contents}})
+    assert whole == CODEC.count_tokens(contents)
+    assert whole is not None and whole["totalTokens"] > 0
+    assert CODEC.count_tokens({"generateContentRequest": 5}) is not None  # counted, no crash
