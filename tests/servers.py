@@ -120,11 +120,10 @@ def _handler(state: ProviderServer) -> type[http.server.BaseHTTPRequestHandler]:
                 return
             codec = codec_for(provider)
             ids = IdFactory(_prompt(body)) if state.echo else state.ids
-            ctx = RenderContext(
-                model=str(body.get("model", "m")), request=codec.parse_request(body), ids=ids
-            )
-            if body.get("stream"):
-                self._stream(codec.render_events(step.reply, ctx), step)
+            request = codec.parse_call("POST", self.path, body)  # Gemini: model, stream in the path
+            ctx = RenderContext(model=request.model or "m", request=request, ids=ids)
+            if request.stream:
+                self._stream(codec.render_events(step.reply, ctx), step, codec.sse_line_end)
             else:
                 self._json(json_data(codec.render_body(step.reply, ctx)).encode())
 
@@ -153,14 +152,16 @@ def _handler(state: ProviderServer) -> type[http.server.BaseHTTPRequestHandler]:
             except OSError:  # the client hung up (an endless body ends here)
                 self.close_connection = True
 
-        def _stream(self, events: list[sse.SSEEvent], step: Step) -> None:
+        def _stream(
+            self, events: list[sse.SSEEvent], step: Step, line_end: sse.LineEnd = "\n"
+        ) -> None:
             self.send_response(200)
             self.send_header("content-type", "text/event-stream; charset=utf-8")
             self.send_header("transfer-encoding", "chunked")
             self.end_headers()
             times: list[float] = []
             state.sent_at.append(times)
-            encoder = sse.SSEEncoder()
+            encoder = sse.SSEEncoder(line_end=line_end)
             for i, event in enumerate(events):
                 if step.drop_after is not None and i == step.drop_after:
                     self.connection.shutdown(socket.SHUT_RDWR)

@@ -18,6 +18,7 @@ from ...cassettes.replay import recorded_reply
 from ...errors import CodecError
 from ...model import ModelCall, Outcome
 from ...providers import codec_for, detect
+from ...providers.routes import target
 from ..entries import Egress
 
 __all__ = [
@@ -156,7 +157,9 @@ def _model_call(call: Any, interaction: Interaction, index: int) -> ModelCall | 
     codec = codec_for(provider)
     try:
         body = json.loads(request.content() or b"{}")
-        parsed = codec.parse_request(body if isinstance(body, dict) else {})
+        parsed = codec.parse_call(
+            request.method, target(request.url), body if isinstance(body, dict) else {}
+        )
     except (ValueError, CodecError):
         return None
     return ModelCall(
