@@ -63,7 +63,7 @@ def openai_agents_entries(result: Any) -> list[Entry]:
         step_id = None if owner is None else _response_step_id(responses[owner], owner)
         hosted = _hosted(getattr(item, "raw_item", item))
         if hosted is not None:  # a tool the provider ran: its begin and its end
-            entries.extend(_hosted_entries(hosted, step_id))
+            entries.extend(_hosted_entries(item, step_id))
             continue
         entry = _item_entry(item, step_id)
         if entry is not None:
