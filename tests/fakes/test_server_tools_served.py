@@ -267,3 +267,11 @@ def test_a_reply_cannot_give_two_parts_one_id() -> None:
     """A result block names its call by id: a shared id would answer the wrong call."""
     with pytest.raises(ValidationError, match=r"parts\[1\] and parts\[0\] share the id 'x'"):
         Reply(parts=[ToolCall(name="f", id="x"), ServerToolCall.web_search("q", id="x")])
+
+
+def test_plain_parts_dump_as_before() -> None:
+    """Empty citations / results stay out of dumps: run logs and snapshots of plain
+    text do not change (pydantic>=2.12's exclude_if)."""
+    assert Text(text="a").model_dump() == {"kind": "text", "text": "a"}
+    assert "citations" in ANSWER.model_dump()
+    assert "results" not in ServerToolCall.web_search("q").model_dump()
