@@ -15,11 +15,25 @@ from ._version import __version__
 if TYPE_CHECKING:
     from .errors import AgentReplayError, CodecError, SSEDecodeError, SSEEncodeError
     from .fakes import FakeModel
-    from .model import Fault, FaultPlan, ModelCall, Reply, Request, Text, Thinking, ToolCall, Usage
+    from .model import (
+        Citation,
+        Fault,
+        FaultPlan,
+        ModelCall,
+        Reply,
+        Request,
+        SearchResult,
+        ServerToolCall,
+        Text,
+        Thinking,
+        ToolCall,
+        Usage,
+    )
     from .transport.egress import EgressBlocked
 
 __all__ = [
     "AgentReplayError",
+    "Citation",
     "CodecError",
     "EgressBlocked",
     "FakeModel",
@@ -30,6 +44,8 @@ __all__ = [
     "Request",
     "SSEDecodeError",
     "SSEEncodeError",
+    "SearchResult",
+    "ServerToolCall",
     "Text",
     "Thinking",
     "ToolCall",
@@ -49,6 +65,9 @@ _LAZY = {
     "ModelCall": ".model",
     "Reply": ".model",
     "Request": ".model",
+    "Citation": ".model",
+    "SearchResult": ".model",
+    "ServerToolCall": ".model",
     "Text": ".model",
     "Thinking": ".model",
     "ToolCall": ".model",

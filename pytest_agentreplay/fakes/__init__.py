@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from ..errors import CodecError
-from ..model import Fault, ModelCall, Provider, Reply, Request
+from ..model import Fault, ModelCall, Provider, Reply, Request, reply_source
 from ..providers import codec_for, detect
 from ..providers.base import Codec, IdFactory, RenderContext, json_data
 from ..providers.formats import unspoken
@@ -320,7 +320,10 @@ class FakeModel(Serving):
             on_end=lambda outcome, sent: self._log.ended(index, outcome, sent, reply),
             extra_gates={block[1]: block[0]} if block is not None and block[1] is not None else {},
         )
-        playback = answer.for_reply(codec, reply, ctx, plan, streaming=request.stream)
+        try:
+            playback = answer.for_reply(codec, reply, ctx, plan, streaming=request.stream)
+        except CodecError as exc:  # a part this provider cannot send: refuse, never drop it
+            playback = self._refuse(codec, reply, exc, http, ctx=ctx, plan=plan)
         self._log.answered(index, None if playback.before_headers else playback.status)
         return playback
 
@@ -346,6 +349,26 @@ class FakeModel(Serving):
             body = None
         why = unspoken(request.method, request.path, body)
         return self._unexpected(request, f"the fake serves model calls only: {why}")
+
+    def _refuse(
+        self,
+        codec: Codec,
+        reply: Reply,
+        why: CodecError,
+        http: HTTPRequest,
+        *,
+        ctx: RenderContext,
+        plan: answer.Plan,
+    ) -> Playback:
+        """Fail the test for a reply ``codec`` cannot render, and answer the call with
+        the provider's 400 saying why (the agent sees an error, not a partial reply)."""
+        with self._lock:
+            self._problems.append(
+                f"{self.name}: cannot serve {reply_source(reply)} as {codec.provider}: "
+                f"{why}\n  {_show(http)}"
+            )
+        fault = Fault.http(400, f"pytest-agentreplay: {why}")
+        return answer.for_reply(codec, Reply.failure(fault), ctx, plan, streaming=False)
 
     def _unexpected(self, request: HTTPRequest, why: str, codec: Codec | None = None) -> Playback:
         with self._lock:

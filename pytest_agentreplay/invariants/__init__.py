@@ -14,7 +14,8 @@ ledger) are pure functions of a :class:`~..runlog.RunLog`.
 ``assert_no_live_calls``                   nothing reached the network; replay answered every
                                            call from the recording
 ``assert_retries_resend_identical_input``  a retried model call sends the same request body
-``assert_every_tool_call_answered``        every tool call gets exactly one result
+``assert_every_tool_call_answered``        every tool call gets exactly one result; every
+                                           provider-side tool call that began ends once
 ``assert_dangling_intent_reissued``        a write-ahead intent left by a crash is re-issued
                                            once on resume and completes once
 ``assert_terminal_error_turn``             a failed turn is saved as an error turn, after the
@@ -166,7 +167,10 @@ def assert_every_tool_call_answered(log: RunLog) -> None:
     ``failed`` or ``interrupted``), no result answers an unknown call, and every
     request sent to the model answers each tool call in its history (a tool call
     left unanswered in the saved context makes the next request fail on a real
-    provider)."""
+    provider). Provider-side tool calls (``server_tool_call`` entries: a web search
+    the provider ran) need no result from the agent, but each one that began ends
+    exactly once (``interrupted`` when its stream was cut first), and the agent
+    answers none of them."""
     check_every_tool_call_answered(log.frozen())
 
 

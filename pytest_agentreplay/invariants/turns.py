@@ -19,6 +19,7 @@ from ..runlog.entries import (
     ToolResulted,
 )
 from .report import dump, fail
+from .server_tools import check_server_tools_ended, server_tool_hint
 
 if TYPE_CHECKING:
     from ..runlog import RunLog
@@ -76,7 +77,8 @@ def _check_tool_results(log: RunLog) -> None:
             fail(
                 "assert_every_tool_call_answered",
                 f"tool result {result.call_id!r}",
-                "it answers a tool call that was never made",
+                "it answers a tool call that was never made"
+                + server_tool_hint(log, result.call_id),
                 {},
                 {result.call_id: dump(result)},
             )
@@ -106,6 +108,7 @@ def check_every_tool_call_answered(log: RunLog) -> None:
     """See :func:`~.assert_every_tool_call_answered`."""
     _check_tool_calls(log)
     _check_tool_results(log)
+    check_server_tools_ended(log)
     for call in log.model_calls:
         _request_tool_problem(call)
 

@@ -7,10 +7,13 @@ are pydantic models so they validate user input early (a typo in a script fails
 at construction, not deep inside a stream) and serialize into run logs and
 snapshots unchanged.
 
-Three modules, each importing only the ones before it:
+Four modules, each importing only the ones before it:
 
-- :mod:`.parts` — what a message is made of (:class:`Text`, :class:`ToolCall`,
-  :class:`Thinking`, :class:`ToolResult`, :class:`Other`) and :class:`Usage`;
+- :mod:`.parts` — what a message is made of (:class:`Text` and its
+  :class:`Citation` list, :class:`ToolCall`, :class:`Thinking`,
+  :class:`ServerToolCall` with its :class:`SearchResult` / :class:`CodeOutput`,
+  :class:`ToolResult`, :class:`Other`) and :class:`Usage`;
+- :mod:`.source` — replies and faults written back as the Python that builds them;
 - :mod:`.replies` — what one call gets: a :class:`Reply` or a :class:`Fault`, and
   the :class:`FaultPlan` of which calls fail;
 - :mod:`.calls` — what a model was asked (:class:`Request`) and how the call went
@@ -20,11 +23,28 @@ Three modules, each importing only the ones before it:
 from __future__ import annotations
 
 from .calls import PROVIDERS, Message, ModelCall, Outcome, Provider, Request, Tool
-from .parts import MessagePart, Other, Part, StopReason, Text, Thinking, ToolCall, ToolResult, Usage
+from .parts import (
+    Citation,
+    CodeOutput,
+    MessagePart,
+    Other,
+    Part,
+    SearchResult,
+    ServerToolCall,
+    ServerToolName,
+    StopReason,
+    Text,
+    Thinking,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 from .replies import Fault, FaultKind, FaultPlan, Reply, fault_source, reply_source
 
 __all__ = [
     "PROVIDERS",
+    "Citation",
+    "CodeOutput",
     "Fault",
     "FaultKind",
     "FaultPlan",
@@ -37,6 +57,9 @@ __all__ = [
     "Provider",
     "Reply",
     "Request",
+    "SearchResult",
+    "ServerToolCall",
+    "ServerToolName",
     "StopReason",
     "Text",
     "Thinking",

@@ -4,8 +4,9 @@ A :class:`Reply` is what the model answers (parts, usage, stop reason) and may
 carry the :class:`Fault` that strikes its call; a :class:`FaultPlan` says, call by
 call, which fault strikes and which replies the calls that succeed get. They live
 together because each needs the other: a reply carries a fault, a plan is made of
-faults and replies. :func:`fault_source` and :func:`reply_source` write them back
-as the Python that builds them (a plan's ``repr``, a falsifying example's).
+faults and replies. :func:`~.source.fault_source` and :func:`~.source.reply_source`
+(re-exported here) write them back as the Python that builds them (a plan's
+``repr``, a falsifying example's).
 
 A plan applies in one line to a fake model (``plan.apply(scripted_model)``, which
 scripts it) or to a replayed cassette (``plan.apply(agentreplay)``, which injects
@@ -18,12 +19,15 @@ a falsifying example.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
 from pydantic import Field, NonNegativeInt, model_validator
 
-from .parts import Frozen, Part, StopReason, Text, Thinking, ToolCall, Usage
+from .parts import Citation, Frozen, Part, ServerToolCall, StopReason, Text, ToolCall, Usage
+from .source import fault_source, reply_source
 
 __all__ = ["Fault", "FaultKind", "FaultPlan", "Reply", "fault_source", "reply_source"]
 
@@ -39,6 +43,13 @@ class Fault(Frozen):
     ``after_events`` counts SSE events delivered before the fault strikes (for
     streams); non-streaming calls fail before the body for every kind except
     ``empty`` and ``truncate``.
+
+    Every fault that sends a response may also give its headers, as providers do
+    when they are overloaded: ``retry_after`` (seconds, the ``retry-after``
+    header), ``request_id`` (the provider's request-id header, and the
+    ``request_id`` of the error body or event where the provider puts one there)
+    and any other ``headers``. On a stream they arrive with the 200, before the
+    body fails.
     """
 
     kind: FaultKind
@@ -47,6 +58,24 @@ class Fault(Frozen):
     error_type: str | None = None
     retry_after: float | None = None
     after_events: NonNegativeInt | None = None
+    request_id: str | None = None
+    headers: dict[str, str] | None = None
+
+    @model_validator(mode="after")
+    def _headers_need_a_response(self) -> Fault:
+        has_headers = self.retry_after is not None or self.request_id or self.headers
+        if self.kind == "timeout" and self.after_events is None and has_headers:
+            raise ValueError(
+                "a timeout before the response sends no headers; give after_events "
+                "(a timeout mid-stream) or drop retry_after / request_id / headers"
+            )
+        if self.retry_after is not None and self.retry_after < 0:
+            raise ValueError(f"retry_after must be >= 0 seconds, got {self.retry_after}")
+        for name, value in (self.headers or {}).items():
+            _check_header(name, value)
+        if self.request_id is not None:
+            _check_header("request-id", self.request_id)
+        return self
 
     @classmethod
     def http(
@@ -56,6 +85,8 @@ class Fault(Frozen):
         *,
         retry_after: float | None = None,
         error_type: str | None = None,
+        request_id: str | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Fault:
         """An HTTP error response in the provider's own error format.
 
@@ -70,14 +101,23 @@ class Fault(Frozen):
             kind="http",
             status=status,
             message=message,
-            retry_after=retry_after,
             error_type=error_type,
+            **_answer(retry_after, request_id, headers),
         )
 
     @classmethod
-    def cut(cls, after_events: int = 0) -> Fault:
+    def cut(
+        cls,
+        after_events: int = 0,
+        *,
+        retry_after: float | None = None,
+        request_id: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Fault:
         """The connection drops after ``after_events`` events (``RemoteProtocolError``)."""
-        return cls(kind="cut", after_events=after_events)
+        return cls(
+            kind="cut", after_events=after_events, **_answer(retry_after, request_id, headers)
+        )
 
     @classmethod
     def error_event(
@@ -86,6 +126,9 @@ class Fault(Frozen):
         message: str | None = None,
         *,
         after_events: int = 0,
+        retry_after: float | None = None,
+        request_id: str | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Fault:
         """The provider's in-stream error event, sent with HTTP 200 after ``after_events``.
 
@@ -94,42 +137,116 @@ class Fault(Frozen):
         ``server_error`` for OpenAI).
         """
         return cls(
-            kind="error_event", error_type=error_type, message=message, after_events=after_events
+            kind="error_event",
+            error_type=error_type,
+            message=message,
+            after_events=after_events,
+            **_answer(retry_after, request_id, headers),
         )
 
     @classmethod
-    def stall(cls, after_events: int = 0) -> Fault:
+    def stall(
+        cls,
+        after_events: int = 0,
+        *,
+        retry_after: float | None = None,
+        request_id: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Fault:
         """The stream stops sending after ``after_events`` events and holds until
         the fake is released or the client hangs up."""
-        return cls(kind="stall", after_events=after_events)
+        return cls(
+            kind="stall", after_events=after_events, **_answer(retry_after, request_id, headers)
+        )
 
     @classmethod
-    def timeout(cls, after_events: int | None = None) -> Fault:
-        """A read timeout: before the response (``None``) or after ``after_events``."""
-        return cls(kind="timeout", after_events=after_events)
+    def timeout(
+        cls,
+        after_events: int | None = None,
+        *,
+        retry_after: float | None = None,
+        request_id: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Fault:
+        """A read timeout: before the response (``None``) or after ``after_events``
+        (only then are there headers to give)."""
+        return cls(
+            kind="timeout", after_events=after_events, **_answer(retry_after, request_id, headers)
+        )
 
     @classmethod
-    def truncate(cls, after_events: int = 0) -> Fault:
+    def truncate(
+        cls,
+        after_events: int = 0,
+        *,
+        retry_after: float | None = None,
+        request_id: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Fault:
         """The stream ends cleanly after ``after_events`` events, without the
         provider's closing events (no stop reason, no ``[DONE]``): what a proxy or
         gateway that closes a stream early delivers. No error is raised; an agent
         must notice that the answer never finished. A non-streaming call gets its
         whole JSON body (a truncated JSON body would be a different failure)."""
-        return cls(kind="truncate", after_events=after_events)
+        return cls(
+            kind="truncate", after_events=after_events, **_answer(retry_after, request_id, headers)
+        )
 
     @classmethod
-    def empty(cls) -> Fault:
+    def empty(
+        cls,
+        *,
+        retry_after: float | None = None,
+        request_id: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Fault:
         """A 200 response with no content: no text, no tool calls."""
-        return cls(kind="empty")
+        return cls(kind="empty", **_answer(retry_after, request_id, headers))
 
     def describe(self) -> str:
         """A short human description, used in logs and failure messages."""
         where = "" if self.after_events is None else f" after {self.after_events} events"
         if self.kind == "http":
-            return f"HTTP {self.status}" + (f" ({self.message})" if self.message else "")
-        if self.kind == "error_event":
-            return f"in-stream {self.error_type or 'error'}{where}"
-        return f"{self.kind}{where}"
+            what = f"HTTP {self.status}" + (f" ({self.message})" if self.message else "")
+        elif self.kind == "error_event":
+            what = f"in-stream {self.error_type or 'error'}{where}"
+        else:
+            what = f"{self.kind}{where}"
+        return what + self._described_headers()
+
+    def _described_headers(self) -> str:
+        bits = [] if self.retry_after is None else [f"retry-after {_seconds(self.retry_after)}"]
+        if self.request_id:
+            bits.append(f"request id {self.request_id}")
+        bits.extend(f"{name}: {value}" for name, value in (self.headers or {}).items())
+        return f" [{', '.join(bits)}]" if bits else ""
+
+
+def _answer(
+    retry_after: float | None, request_id: str | None, headers: Mapping[str, str] | None
+) -> dict[str, Any]:
+    """The header fields of a fault, as its constructors take them."""
+    return {
+        "retry_after": retry_after,
+        "request_id": request_id,
+        "headers": None if headers is None else dict(headers),
+    }
+
+
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")
+
+
+def _check_header(name: str, value: str) -> None:
+    """A header the fake can send as given: a token name, a value on one line."""
+    if not _TOKEN.match(name):
+        raise ValueError(f"header name {name!r} is not a valid HTTP header name")
+    if "\r" in value or "\n" in value or "\0" in value:
+        raise ValueError(f"header {name!r}: a value cannot hold CR, LF or NUL: {value!r}")
+
+
+def _seconds(seconds: float) -> str:
+    """``30`` for whole seconds, ``1.5`` otherwise: how a ``retry-after`` value is written."""
+    return str(int(seconds)) if float(seconds).is_integer() else repr(seconds)
 
 
 class Reply(Frozen):
@@ -137,6 +254,9 @@ class Reply(Frozen):
 
     ``usage`` and ``stop`` are derived when omitted (usage is estimated from the
     request and reply sizes; stop is ``tool_use`` when the reply has a tool call).
+    ``event_fields`` are added to the JSON data of every streamed event (fields
+    an event already has are kept), as some gateways add ``"error": null`` or
+    ``"error": ""`` to every event; a JSON body is sent as the provider would.
     """
 
     parts: list[Part] = Field(default_factory=list)
@@ -144,19 +264,38 @@ class Reply(Frozen):
     stop: StopReason | None = None
     model: str | None = None
     fault: Fault | None = None
+    event_fields: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _valid(self) -> Reply:
+        ServerToolCall.check_ids(self.parts)
+        try:
+            json.dumps(self.event_fields, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"event_fields must be JSON data: {exc}") from None
+        return self
 
     @classmethod
     def text(
         cls,
         text: str,
         *,
+        citations: Sequence[Citation] = (),
         usage: Usage | None = None,
         stop: StopReason | None = None,
         model: str | None = None,
         fault: Fault | None = None,
+        event_fields: dict[str, Any] | None = None,
     ) -> Reply:
-        """A plain text answer."""
-        return cls(parts=[Text(text=text)], usage=usage, stop=stop, model=model, fault=fault)
+        """A plain text answer (citing ``citations``, if given)."""
+        return cls(
+            parts=[Text(text=text, citations=list(citations))],
+            usage=usage,
+            stop=stop,
+            model=model,
+            fault=fault,
+            event_fields=event_fields,
+        )
 
     @classmethod
     def tool_call(
@@ -169,11 +308,12 @@ class Reply(Frozen):
         usage: Usage | None = None,
         model: str | None = None,
         fault: Fault | None = None,
+        event_fields: dict[str, Any] | None = None,
     ) -> Reply:
         """A single tool call, optionally preceded by ``text``."""
-        parts: list[Text | ToolCall | Thinking] = [] if text is None else [Text(text=text)]
+        parts: list[Part] = [] if text is None else [Text(text=text)]
         parts.append(ToolCall(name=name, args=args or {}, id=id))
-        return cls(parts=parts, usage=usage, model=model, fault=fault)
+        return cls(parts=parts, usage=usage, model=model, fault=fault, event_fields=event_fields)
 
     @classmethod
     def failure(cls, fault: Fault) -> Reply:
@@ -187,8 +327,13 @@ class Reply(Frozen):
 
     @property
     def tool_calls(self) -> list[ToolCall]:
-        """The tool calls of the reply, in order."""
+        """The tool calls of the reply (the agent's to run), in order."""
         return [p for p in self.parts if isinstance(p, ToolCall)]
+
+    @property
+    def server_tool_calls(self) -> list[ServerToolCall]:
+        """The provider-side tool calls of the reply (the provider ran them), in order."""
+        return [p for p in self.parts if isinstance(p, ServerToolCall)]
 
     @property
     def stop_reason(self) -> StopReason:
@@ -298,72 +443,3 @@ def _tuple(items: Any) -> str:
     if len(shown) == 1:
         return f"({shown[0]},)"
     return "(" + ", ".join(shown) + ")"
-
-
-def _kwargs(**values: Any) -> str:
-    return "".join(f", {k}={v!r}" for k, v in values.items() if v is not None)
-
-
-def fault_source(fault: Fault) -> str:
-    """Python that builds ``fault``: ``Fault.cut(after_events=4)``."""
-    after = fault.after_events
-    if fault.kind == "http":
-        extra = _kwargs(retry_after=fault.retry_after, error_type=fault.error_type)
-        message = "" if fault.message is None else f", {fault.message!r}"
-        return f"Fault.http({fault.status}{message}{extra})"
-    if fault.kind == "error_event":
-        extra = _kwargs(error_type=fault.error_type, message=fault.message)
-        return f"Fault.error_event(after_events={after or 0}{extra})"
-    if fault.kind == "timeout":
-        return "Fault.timeout()" if after is None else f"Fault.timeout(after_events={after})"
-    if fault.kind == "empty":
-        return "Fault.empty()"
-    return f"Fault.{fault.kind}(after_events={after or 0})"
-
-
-def _usage_source(usage: Usage) -> str:
-    fields = usage.model_dump(exclude_defaults=True)
-    return "Usage(" + ", ".join(f"{k}={v!r}" for k, v in fields.items()) + ")"
-
-
-def _part_source(part: Text | ToolCall | Thinking) -> str:
-    if isinstance(part, Text):
-        return f"Text(text={part.text!r})"
-    if isinstance(part, Thinking):
-        return f"Thinking(text={part.text!r}{_kwargs(signature=part.signature)})"
-    return f"ToolCall(name={part.name!r}, args={part.args!r}{_kwargs(id=part.id)})"
-
-
-_LETTER = {"text": "T", "tool_call": "C", "thinking": "K"}
-
-
-def _shape(parts: Sequence[Text | ToolCall | Thinking]) -> str:
-    """``"TC"`` for text then a tool call: what shortest constructor fits."""
-    return "".join(_LETTER[p.kind] for p in parts)
-
-
-def reply_source(reply: Reply) -> str:
-    """Python that builds ``reply``, in its shortest form: ``Reply.text('Hi')``."""
-    usage = None if reply.usage is None else _usage_source(reply.usage)
-    fault = None if reply.fault is None else fault_source(reply.fault)
-    tail = "".join(
-        f", {k}={v}"
-        for k, v in (("usage", usage), ("model", _maybe_repr(reply.model)), ("fault", fault))
-        if v is not None
-    )
-    shape = _shape(reply.parts)
-    if shape == "T":
-        stop = _kwargs(stop=reply.stop)
-        return f"Reply.text({reply.parts[0].text!r}{stop}{tail})"  # type: ignore[union-attr]
-    if shape in ("C", "TC") and reply.stop is None:
-        call = reply.parts[-1]
-        assert isinstance(call, ToolCall)
-        text = reply.parts[0].text if shape == "TC" else None  # type: ignore[union-attr]
-        extra = _kwargs(id=call.id, text=text)
-        return f"Reply.tool_call({call.name!r}, {call.args!r}{extra}{tail})"
-    parts = "[" + ", ".join(_part_source(p) for p in reply.parts) + "]"
-    return f"Reply(parts={parts}{_kwargs(stop=reply.stop)}{tail})"
-
-
-def _maybe_repr(value: str | None) -> str | None:
-    return None if value is None else repr(value)

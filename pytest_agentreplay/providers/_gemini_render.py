@@ -22,6 +22,7 @@ import binascii
 from collections.abc import Iterator
 from typing import Any
 
+from ..errors import CodecError
 from ..model import Part, Reply, StopReason, Text, Thinking, ToolCall, Usage
 from ._gemini_fold import merge_part
 from .base import RenderContext, iter_text, json_data
@@ -92,7 +93,14 @@ def wire_parts(parts: list[Part], ctx: RenderContext) -> list[dict[str, Any]]:
                 out.append(thought if hands_on else {**thought, "thoughtSignature": signature})
             pending = signature if hands_on else None
             continue
-        wire = {"text": part.text} if isinstance(part, Text) else _call(part)
+        if isinstance(part, Text):
+            wire: dict[str, Any] = {"text": part.text}
+        elif isinstance(part, ToolCall):
+            wire = _call(part)
+        else:  # Codec.check_renders refuses a provider-side tool before rendering
+            raise CodecError(
+                f"parts[{n}]: Gemini cannot send a provider-side tool call", provider="gemini"
+            )
         if pending is not None:
             wire["thoughtSignature"] = pending
             pending = None

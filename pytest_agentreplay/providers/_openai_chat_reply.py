@@ -14,7 +14,16 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pytest_agentreplay.errors import CodecError
-from pytest_agentreplay.model import Part, Reply, StopReason, Text, Thinking, ToolCall, Usage
+from pytest_agentreplay.model import (
+    Citation,
+    Part,
+    Reply,
+    StopReason,
+    Text,
+    Thinking,
+    ToolCall,
+    Usage,
+)
 
 __all__ = ["read_reply"]
 
@@ -55,6 +64,24 @@ def read_reply(body: Mapping[str, Any], error: ErrorFactory) -> Reply:
     return Reply(parts=parts, usage=usage, stop=stop, model=model)
 
 
+def _citations(annotations: Any, text: str) -> list[Citation]:
+    """The ``url_citation`` annotations whose span lies in ``text``; one spanning the
+    whole text reads back without a span, as it is rendered."""
+    out: list[Citation] = []
+    for note in annotations if isinstance(annotations, list) else []:
+        cited = note.get("url_citation") if isinstance(note, Mapping) else None
+        if not isinstance(cited, Mapping) or not isinstance(cited.get("url"), str):
+            continue
+        start, end = cited.get("start_index"), cited.get("end_index")
+        if not (cited["url"] and isinstance(start, int) and isinstance(end, int)):
+            continue
+        if 0 <= start <= end <= len(text):
+            whole = (start, end) == (0, len(text))
+            span = {} if whole else {"start": start, "end": end}
+            out.append(Citation(url=cited["url"], title=str(cited.get("title") or ""), **span))
+    return out
+
+
 def _read_parts(message: Mapping[str, Any], path: str, error: ErrorFactory) -> list[Part]:
     parts: list[Part] = []
     for key in ("reasoning_content", "reasoning"):
@@ -64,7 +91,7 @@ def _read_parts(message: Mapping[str, Any], path: str, error: ErrorFactory) -> l
             break
     content = message.get("content")
     if isinstance(content, str) and content:
-        parts.append(Text(text=content))
+        parts.append(Text(text=content, citations=_citations(message.get("annotations"), content)))
     elif isinstance(content, list):
         parts.extend(_read_content_parts(content, f"{path}.content", error))
     elif content not in (None, ""):

@@ -11,7 +11,8 @@ in order, ``item_id`` matching the item at ``output_index``, increasing
 ``sequence_number``, ``event:`` names agreeing with the data's ``type``.
 
 Accepted too: OpenRouter's data-only records and its ``data: [DONE]`` sentinel
-(which ends the stream, as in the SDK), DeepSeek's ``reasoning_text`` parts,
+(which ends the stream, as in the SDK), a truthy top-level ``error`` on any record
+(where the SDK raises too), DeepSeek's ``reasoning_text`` parts,
 streams resumed with ``GET /responses/{id}?stream=true`` (which start at
 ``response.queued``), and both shapes of the ``error`` record (details flat, as
 documented, or nested under ``error``, as the live API sends them).
@@ -81,7 +82,9 @@ class _Fold:
                 self.kind = ""
                 raise self.fail("a record after the terminal event", "type")
             data = self.payload(event)
-            if self.kind == "error":
+            # The SDK raises on any record whose top-level `error` is truthy, not only
+            # on `error` records (a gateway's `"error": ""` on every event is tolerated).
+            if self.kind == "error" or data.get("error"):
                 self.error = _error_object(data)
                 break
             self.dispatch(data)
@@ -384,4 +387,6 @@ def _error_object(data: Mapping[str, Any]) -> dict[str, Any]:
     nested = data.get("error")
     if isinstance(nested, Mapping):
         return dict(nested)
+    if nested:  # a gateway's `"error": "text"` on an ordinary record
+        return {"message": str(nested)}
     return {k: v for k, v in data.items() if k not in ("type", "sequence_number")}

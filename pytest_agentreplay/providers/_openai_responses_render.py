@@ -5,15 +5,24 @@ Both renderings start from one :class:`_Plan` that allocates every id (response,
 items, call ids) before any event is written, so the JSON body and the stream of
 one reply, rendered from equal contexts, agree id for id; only the stream then
 draws the per-delta ``obfuscation`` padding from the context's id factory.
+
+A provider-side web search is a ``web_search_call`` item: announced ``in_progress``
+without its action, then ``response.web_search_call.in_progress`` / ``searching``
+/ ``completed``, then done with its ``action`` (whose ``sources`` the API lists
+only when the request's ``include`` asks for ``web_search_call.action.sources``),
+as in ``tests/corpus/real/openai_responses/pydantic-ai__test_openai_responses_
+model_web_search_tool_stream.yaml``. A text part's citations are ``url_citation``
+annotations, each announced by ``response.output_text.annotation.added`` once the
+text it covers has streamed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_agentreplay.model import Reply, Text, Thinking, ToolCall, Usage
+from pytest_agentreplay.model import Reply, ServerToolCall, Text, Thinking, ToolCall, Usage
 from pytest_agentreplay.sse import SSEEvent
 
 from .base import RenderContext, iter_text, json_data, split_json
@@ -53,6 +62,11 @@ def iter_response_events(reply: Reply, ctx: RenderContext) -> Iterator[SSEEvent]
     yield stream.emit(terminal, response=final)
 
 
+def _no(annotations: list[Any]) -> dict[str, Any]:
+    """An opened text part's annotations: none yet (they are announced one by one)."""
+    return {"annotations": []} if annotations else {}
+
+
 def _raw(ctx: RenderContext) -> Mapping[str, Any]:
     return ctx.request.raw if ctx.request is not None else {}
 
@@ -83,10 +97,13 @@ def _plan(reply: Reply, ctx: RenderContext) -> _Plan:
             items[-1]["content"].append(_text_content(part, refusal=reply.stop == "refusal"))
         elif isinstance(part, ToolCall):
             items.append(_function_call_item(part, ctx))
+        elif isinstance(part, ServerToolCall):
+            items.append(_web_search_item(part, ctx))
         else:
             items.append(_reasoning_item(part, ctx.ids.hex("rs_", 50)))
-    if reply.stop == "max_tokens" and items and "status" in items[-1]:
-        items[-1]["status"] = "incomplete"
+    last = items[-1] if items else {}
+    if reply.stop == "max_tokens" and last.get("type") in ("message", "function_call"):
+        last["status"] = "incomplete"
     return _Plan(response_id=response_id, output=items)
 
 
@@ -103,7 +120,33 @@ def _message_item(item_id: str) -> dict[str, Any]:
 def _text_content(part: Text, *, refusal: bool) -> dict[str, Any]:
     if refusal:
         return {"type": "refusal", "refusal": part.text}
-    return {"type": "output_text", "annotations": [], "logprobs": [], "text": part.text}
+    annotations = [_url_citation(part, c) for c in part.citations]
+    return {"type": "output_text", "annotations": annotations, "logprobs": [], "text": part.text}
+
+
+def _url_citation(part: Text, citation: Any) -> dict[str, Any]:
+    start, end = citation.span(part.text)
+    return {
+        "type": "url_citation",
+        "end_index": end,
+        "start_index": start,
+        "title": citation.title,
+        "url": citation.url,
+    }
+
+
+def _web_search_item(part: ServerToolCall, ctx: RenderContext) -> dict[str, Any]:
+    """A ``web_search_call`` item (the codec renders no other server tool)."""
+    action: dict[str, Any] = {"type": "search", "query": part.query}
+    include = _raw(ctx).get("include")
+    if isinstance(include, list) and "web_search_call.action.sources" in include:
+        action["sources"] = [{"type": "url", "url": page.url} for page in part.results]
+    return {
+        "id": part.id or ctx.ids.hex("ws_", 50),
+        "type": "web_search_call",
+        "status": "completed" if part.error is None else "failed",
+        "action": action,
+    }
 
 
 def _function_call_item(part: ToolCall, ctx: RenderContext) -> dict[str, Any]:
@@ -272,6 +315,8 @@ class _EventWriter:
             yield self.emit(
                 "response.function_call_arguments.done", arguments=item["arguments"], **where
             )
+        elif kind == "web_search_call":
+            yield from self.web_search(item, where)
         else:
             opening["summary"] = []
             yield self.emit("response.output_item.added", item=opening, output_index=index)
@@ -279,16 +324,52 @@ class _EventWriter:
                 yield from self.summary_part(part, summary_index=summary_index, **where)
         yield self.emit("response.output_item.done", item=item, output_index=index)
 
+    def web_search(self, item: dict[str, Any], where: dict[str, Any]) -> Iterator[SSEEvent]:
+        """A search item: announced without its action, searched, done with it."""
+        opening = {"id": item["id"], "type": item["type"], "status": "in_progress"}
+        yield self.emit(
+            "response.output_item.added", item=opening, output_index=where["output_index"]
+        )
+        steps = ("in_progress", "searching") + (
+            ("completed",) if item["status"] == "completed" else ()
+        )
+        for step in steps:
+            yield self.emit(f"response.web_search_call.{step}", **where)
+
     def content_part(self, part: dict[str, Any], **where: Any) -> Iterator[SSEEvent]:
         key, name = (
             ("text", "output_text") if part["type"] == "output_text" else ("refusal", "refusal")
         )
-        yield self.emit("response.content_part.added", part={**part, key: ""}, **where)
+        annotations = part.get("annotations") or []
+        yield self.emit(
+            "response.content_part.added", part={**part, key: "", **_no(annotations)}, **where
+        )
         extra: dict[str, Any] = {"logprobs": []} if key == "text" else {}
+        pending, streamed = list(enumerate(annotations)), 0
         for piece in iter_text(part[key], self.ctx.text_chunk):
             yield self.delta(f"response.{name}.delta", piece, **extra, **where)
+            streamed += len(piece)
+            pending = yield from self.annotations(pending, streamed, where)
+        yield from self.annotations(pending, None, where)
         yield self.emit(f"response.{name}.done", **{key: part[key]}, **extra, **where)
         yield self.emit("response.content_part.done", part=part, **where)
+
+    def annotations(
+        self, pending: list[tuple[int, Any]], streamed: int | None, where: dict[str, Any]
+    ) -> Generator[SSEEvent, None, list[tuple[int, Any]]]:
+        """Announce the annotations whose text has streamed (all, when ``streamed`` is
+        ``None``); return the ones still to come."""
+        while pending and (streamed is None or pending[0][1]["end_index"] <= streamed):
+            position, annotation = pending.pop(0)
+            yield self.emit(
+                "response.output_text.annotation.added",
+                annotation=annotation,
+                annotation_index=position,
+                content_index=where["content_index"],
+                item_id=where["item_id"],
+                output_index=where["output_index"],
+            )
+        return pending
 
     def summary_part(self, part: dict[str, Any], **where: Any) -> Iterator[SSEEvent]:
         yield self.emit("response.reasoning_summary_part.added", part={**part, "text": ""}, **where)

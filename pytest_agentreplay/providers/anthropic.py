@@ -7,55 +7,43 @@ body or as the event stream the API sends for it::
     (content_block_start, content_block_delta..., content_block_stop)..., message_delta,
     message_stop
 
-with ``text_delta`` for text, ``input_json_delta`` for tool input (an empty
-fragment first, then the JSON cut into uneven pieces, as the API does),
-``thinking_delta`` + ``signature_delta`` for thinking, and the final stop reason
-and output-token count in ``message_delta``. The ``ping`` follows the first
-``content_block_start`` (or ``message_start`` when there are no blocks), where
-the real API puts it.
+with ``text_delta`` for text (after one ``citations_delta`` per citation),
+``input_json_delta`` for tool input (an empty fragment first, then the JSON cut
+into uneven pieces, as the API does), ``thinking_delta`` + ``signature_delta`` for
+thinking, a ``server_tool_use`` block and its result block for a provider-side tool
+(:mod:`._anthropic_blocks`), and the final stop reason and output-token count in
+``message_delta``. The ``ping`` follows the first ``content_block_start`` (or
+``message_start`` when there are no blocks), where the real API puts it.
 
 Errors follow the API's shape,
 ``{"type": "error", "error": {"type": ..., "message": ...}, "request_id": "req_..."}``
 with a ``request-id`` header and ``x-should-retry``; an in-stream failure is an
-``event: error`` sent with HTTP 200. Folding and request parsing live in
-``_anthropic_fold`` and ``_anthropic_request``.
+``event: error`` sent with HTTP 200. Folding, request parsing and reading a body
+back live in ``_anthropic_fold``, ``_anthropic_request`` and ``_anthropic_reply``.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pytest_agentreplay.model import (
-    Fault,
-    Part,
-    Provider,
-    Reply,
-    Request,
-    StopReason,
-    Text,
-    Thinking,
-    ToolCall,
-    Usage,
+from pytest_agentreplay.model import Fault, Provider, Reply, Request, StopReason, Usage
+from pytest_agentreplay.providers._anthropic_blocks import (
+    container,
+    deltas,
+    opening,
+    server_tool_usage,
+    to_blocks,
 )
 from pytest_agentreplay.providers._anthropic_fold import fold_events
+from pytest_agentreplay.providers._anthropic_reply import read_parts
 from pytest_agentreplay.providers._anthropic_request import parse_request
-from pytest_agentreplay.providers.base import (
-    Codec,
-    ErrorResponse,
-    Folded,
-    RenderContext,
-    iter_text,
-    json_data,
-    split_json,
-)
+from pytest_agentreplay.providers.base import Codec, ErrorResponse, Folded, RenderContext, json_data
 from pytest_agentreplay.providers.routes import handles
 from pytest_agentreplay.sse import SSEEvent
 
 __all__ = ["ERROR_MESSAGES", "ERROR_TYPES", "AnthropicCodec", "default_error_type"]
-
-_B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
 ERROR_TYPES: dict[int, str] = {
     400: "invalid_request_error",
@@ -114,15 +102,33 @@ def default_error_type(status: int) -> str:
     return "api_error" if status >= 500 else "invalid_request_error"
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """One reply laid out for rendering: the message head, its content blocks, its
+    usage and its code-execution container (ids drawn once, for both paths)."""
+
+    head: dict[str, Any]
+    blocks: list[dict[str, Any]]
+    usage: Usage
+    container: dict[str, Any] | None
+
+
 def _event(name: str, payload: dict[str, Any]) -> SSEEvent:
     return SSEEvent(event=name, data=json_data({"type": name, **payload}))
 
 
-def _usage(usage: Usage, *, output_tokens: int, start: bool, end: bool) -> dict[str, Any]:
+def _usage(
+    usage: Usage,
+    *,
+    output_tokens: int,
+    start: bool,
+    end: bool,
+    server_tools: dict[str, int] | None = None,
+) -> dict[str, Any]:
     """A ``usage`` object: the body's (``start`` and ``end``), ``message_start``'s
     (``start``: cache breakdown, service tier) or ``message_delta``'s (``end``:
-    final totals, thinking-token details). Cache fields appear only when set, so
-    that a reply's usage survives the round trip unchanged."""
+    final totals, thinking-token details, the server tools used). Cache fields
+    appear only when set, so that a reply's usage survives the round trip unchanged."""
     out: dict[str, Any] = {"input_tokens": usage.input_tokens}
     if usage.cache_creation_input_tokens is not None:
         out["cache_creation_input_tokens"] = usage.cache_creation_input_tokens
@@ -134,6 +140,8 @@ def _usage(usage: Usage, *, output_tokens: int, start: bool, end: bool) -> dict[
             "ephemeral_1h_input_tokens": 0,
         }
     out["output_tokens"] = output_tokens
+    if end and server_tools is not None:
+        out["server_tool_use"] = server_tools
     if end and usage.reasoning_tokens is not None:
         out["output_tokens_details"] = {"thinking_tokens": usage.reasoning_tokens}
     if start:
@@ -157,60 +165,14 @@ def _stop_fields(stop: StopReason, ctx: RenderContext) -> dict[str, Any]:
     return {"stop_reason": stop, "stop_sequence": sequence, "stop_details": details}
 
 
-def _block(part: Part, ctx: RenderContext) -> dict[str, Any]:
-    """A part's final content block; missing tool ids and signatures come from ``ctx.ids``."""
-    if isinstance(part, Text):
-        return {"type": "text", "text": part.text}
-    if isinstance(part, ToolCall):
-        return {
-            "type": "tool_use",
-            "id": part.id or ctx.ids.new("toolu_01", 22),
-            "name": part.name,
-            "input": part.args,
-        }
-    signature = part.signature or _signature(ctx)
-    return {"type": "thinking", "thinking": part.text, "signature": signature}
-
-
-def _signature(ctx: RenderContext) -> str:
-    """A thinking signature (the API rejects thinking blocks sent back without one):
-    128 base64 characters, built from three ids since one id holds ~42 characters
-    of entropy."""
-    return "Eq" + "".join(ctx.ids.new("", 42, _B64) for _ in range(3))
-
-
-def _opening(block: dict[str, Any]) -> dict[str, Any]:
-    """What ``content_block_start`` announces for ``block`` before any delta."""
-    if block["type"] == "text":
-        return {"type": "text", "text": ""}
-    if block["type"] == "tool_use":
-        return {**block, "input": {}}
-    return {"type": "thinking", "thinking": "", "signature": ""}
-
-
-def _deltas(block: dict[str, Any], ctx: RenderContext) -> Iterator[dict[str, Any]]:
-    """The ``delta`` objects that grow ``_opening(block)`` into ``block``, lazily."""
-    if block["type"] == "text":
-        for t in iter_text(block["text"], ctx.text_chunk):
-            yield {"type": "text_delta", "text": t}
-        return
-    if block["type"] == "tool_use":
-        # The API streams tool input with json.dumps-style ", " / ": " separators,
-        # starting with an empty fragment.
-        text = json.dumps(block["input"], ensure_ascii=False) if block["input"] else ""
-        for p in ["", *split_json(text)]:
-            yield {"type": "input_json_delta", "partial_json": p}
-        return
-    for t in iter_text(block["thinking"], ctx.text_chunk):
-        yield {"type": "thinking_delta", "thinking": t}
-    yield {"type": "signature_delta", "signature": block["signature"]}
-
-
 class AnthropicCodec(Codec):
     """Anthropic Messages: ``POST /v1/messages``, JSON or SSE (``stream: true``)."""
 
     provider: ClassVar[Provider] = "anthropic"
     event_error_type: ClassVar[str] = "overloaded_error"
+    server_tools: ClassVar[frozenset[str]] = frozenset({"web_search", "code_execution"})
+    citations: ClassVar[bool] = True
+    request_id_header: ClassVar[str] = "request-id"
 
     def handles(self, method: str, path: str) -> bool:
         """``POST .../v1/messages`` under any prefix (see :mod:`.routes`)."""
@@ -228,16 +190,30 @@ class AnthropicCodec(Codec):
             "role": "assistant",
         }
 
+    def _plan(self, reply: Reply, ctx: RenderContext) -> _Plan:
+        """Everything both renderings share, drawn from ``ctx.ids`` in one order."""
+        self.check_renders(reply)
+        head = self._head(reply, ctx)
+        blocks = [block for part in reply.parts for block in to_blocks(part, ctx)]
+        return _Plan(head, blocks, ctx.usage_for(reply), container(reply.parts, ctx))
+
     def render_body(self, reply: Reply, ctx: RenderContext) -> dict[str, Any]:
         """The ``Message`` JSON ``client.messages.create`` receives."""
-        head = self._head(reply, ctx)
-        content = [_block(part, ctx) for part in reply.parts]
-        usage = ctx.usage_for(reply)
+        plan = self._plan(reply, ctx)
+        usage = plan.usage
+        extra = {} if plan.container is None else {"container": plan.container}
         return {
-            **head,
-            "content": content,
+            **plan.head,
+            "content": plan.blocks,
             **_stop_fields(reply.stop_reason, ctx),
-            "usage": _usage(usage, output_tokens=usage.output_tokens, start=True, end=True),
+            **extra,
+            "usage": _usage(
+                usage,
+                output_tokens=usage.output_tokens,
+                start=True,
+                end=True,
+                server_tools=server_tool_usage(reply.parts),
+            ),
         }
 
     def render_events(self, reply: Reply, ctx: RenderContext) -> list[SSEEvent]:
@@ -250,9 +226,8 @@ class AnthropicCodec(Codec):
     def iter_events(self, reply: Reply, ctx: RenderContext) -> Iterator[SSEEvent]:
         """:meth:`render_events`, lazily: the first event costs the same whatever
         the length of the reply."""
-        head = self._head(reply, ctx)
-        blocks = [_block(part, ctx) for part in reply.parts]
-        usage = ctx.usage_for(reply)
+        plan = self._plan(reply, ctx)
+        usage = plan.usage
         start_usage = _usage(
             usage, output_tokens=min(usage.output_tokens, 1), start=True, end=False
         )
@@ -260,7 +235,7 @@ class AnthropicCodec(Codec):
             "message_start",
             {
                 "message": {
-                    **head,
+                    **plan.head,
                     "content": [],
                     "stop_reason": None,
                     "stop_sequence": None,
@@ -269,20 +244,30 @@ class AnthropicCodec(Codec):
                 }
             },
         )
-        if not blocks:
+        if not plan.blocks:
             yield _PING
-        for index, block in enumerate(blocks):
-            yield _event("content_block_start", {"index": index, "content_block": _opening(block)})
+        for index, block in enumerate(plan.blocks):
+            yield _event("content_block_start", {"index": index, "content_block": opening(block)})
             if index == 0:
                 yield _PING
-            for delta in _deltas(block, ctx):
+            for delta in deltas(block, ctx):
                 yield _event("content_block_delta", {"index": index, "delta": delta})
             yield _event("content_block_stop", {"index": index})
-        end_usage = _usage(usage, output_tokens=usage.output_tokens, start=False, end=True)
-        yield _event(
-            "message_delta", {"delta": _stop_fields(reply.stop_reason, ctx), "usage": end_usage}
-        )
+        yield self._message_delta(reply, plan, ctx)
         yield _event("message_stop", {})
+
+    def _message_delta(self, reply: Reply, plan: _Plan, ctx: RenderContext) -> SSEEvent:
+        stop = _stop_fields(reply.stop_reason, ctx)
+        if plan.container is not None:
+            stop["container"] = plan.container
+        end_usage = _usage(
+            plan.usage,
+            output_tokens=plan.usage.output_tokens,
+            start=False,
+            end=True,
+            server_tools=server_tool_usage(reply.parts),
+        )
+        return _event("message_delta", {"delta": stop, "usage": end_usage})
 
     def fold_detailed(self, events: Sequence[SSEEvent], *, strict: bool = False) -> Folded:
         """The final ``Message`` JSON, built as ``MessageStream.get_final_message()``
@@ -290,12 +275,12 @@ class AnthropicCodec(Codec):
         return fold_events(self, events, strict=strict)
 
     def to_reply(self, body: Mapping[str, Any]) -> Reply:
-        """Text, tool-use and thinking blocks become parts; server-tool blocks,
-        redacted thinking and citations have no neutral form and are left out."""
+        """The body's blocks as neutral parts (see :mod:`._anthropic_reply`), with its
+        usage, stop reason and model."""
         content = body.get("content")
         if not isinstance(content, list):
             raise self.error("must be a list of content blocks", field="content")
-        parts = [p for i, b in enumerate(content) if (p := self._part(b, i)) is not None]
+        parts = read_parts(content, lambda message, path: self.error(message, field=path))
         stop = body.get("stop_reason")
         model = body.get("model")
         return Reply(
@@ -304,26 +289,6 @@ class AnthropicCodec(Codec):
             stop=_STOP_IN.get(stop) if isinstance(stop, str) else None,
             model=model if isinstance(model, str) else None,
         )
-
-    def _part(self, block: Any, index: int) -> Part | None:
-        path = f"content[{index}]"
-        if not isinstance(block, Mapping) or not isinstance(block.get("type"), str):
-            raise self.error("must be an object with a string `type`", field=f"{path}.type")
-        kind = block["type"]
-        fields = {"text": ("text",), "tool_use": ("name", "id"), "thinking": ("thinking",)}
-        for key in fields.get(kind, ()):
-            if not isinstance(block.get(key), str):
-                raise self.error("must be a string", field=f"{path}.{key}")
-        if kind == "text":
-            return Text(text=block["text"])
-        if kind == "tool_use":
-            args = block.get("input")
-            if not isinstance(args, Mapping) or not block["name"]:
-                raise self.error("tool_use needs a name and an object input", field=f"{path}.input")
-            return ToolCall(name=block["name"], args=dict(args), id=block["id"])
-        if kind == "thinking":
-            return Thinking(text=block["thinking"], signature=block.get("signature") or None)
-        return None
 
     def _usage_of(self, usage: Any) -> Usage | None:
         if not isinstance(usage, Mapping):
@@ -353,7 +318,8 @@ class AnthropicCodec(Codec):
         message = (
             fault.message or ERROR_MESSAGES.get(kind) or ERROR_MESSAGES[default_error_type(status)]
         )
-        request_id = ctx.ids.new("req_011C", 20)
+        drawn = ctx.ids.new("req_011C", 20)  # drawn even when given: ids keep their order
+        request_id = fault.request_id or drawn
         retry = status in (408, 409, 429) or status >= 500
         headers = {
             "content-type": self.json_content_type,
@@ -371,11 +337,14 @@ class AnthropicCodec(Codec):
         return ErrorResponse(status=status, headers=headers, body=body)
 
     def error_event(self, fault: Fault, ctx: RenderContext) -> SSEEvent:
-        """``event: error`` with ``{"type": "error", "error": {...}}``, sent with HTTP 200;
-        the SDK raises it as an ``APIStatusError`` carrying that body."""
+        """``event: error`` with ``{"type": "error", "error": {...}, "request_id": ...}``,
+        sent with HTTP 200, as the live API sends it (``details`` null, the request id
+        of the response: the fault's, or the one its headers carry); the SDK raises it
+        as an ``APIStatusError`` carrying that body."""
         kind = fault.error_type or self.event_error_type
         message = fault.message or ERROR_MESSAGES.get(kind, "Internal server error")
-        return _event("error", {"error": {"type": kind, "message": message}})
+        error = {"details": None, "type": kind, "message": message}
+        return _event("error", {"error": error, "request_id": fault.request_id})
 
     def response_headers(self, ctx: RenderContext, *, streaming: bool) -> dict[str, str]:
         """Content type, ``request-id`` and, for streams, ``cache-control: no-cache``."""

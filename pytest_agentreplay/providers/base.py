@@ -172,6 +172,17 @@ class RenderContext:
         return Usage(input_tokens=estimate_tokens(raw), output_tokens=estimate_tokens(out))
 
 
+def _offered(tool: str | None) -> str:
+    """`` (anthropic and openai_responses can)``: the built-in codecs that can send a
+    server tool (``tool``) or citations (``None``)."""
+    from ..model import PROVIDERS  # noqa: PLC0415 - see the imports
+    from . import codec_for  # noqa: PLC0415 - the registry imports this module
+
+    codecs = [codec_for(p) for p in PROVIDERS]
+    able = [c.provider for c in codecs if (tool in c.server_tools if tool else c.citations)]
+    return f" (only {' and '.join(able)} can)" if able else ""
+
+
 @dataclass(frozen=True)
 class ErrorResponse:
     """An HTTP error response exactly as the provider would send it."""
@@ -204,7 +215,13 @@ class Folded:
 
 
 class Codec(ABC):
-    """One provider's wire format. Subclasses are stateless singletons."""
+    """One provider's wire format. Subclasses are stateless singletons.
+
+    What a codec can render beyond text, tool calls and thinking is declared, not
+    assumed: :attr:`server_tools` and :attr:`citations`. A codec that declares
+    nothing (every codec added later, until it does) refuses a reply holding such
+    a part with a clear error (:meth:`check_renders`) instead of dropping it.
+    """
 
     provider: ClassVar[Provider]
     event_error_type: ClassVar[str] = "server_error"
@@ -214,6 +231,12 @@ class Codec(ABC):
     sse_line_end: ClassVar[LineEnd] = "\n"
     """How the provider ends the lines of its streams (Google: CRLF; a client that
     splits events on ``\r\n\r\n`` only would see one endless event otherwise)."""
+    server_tools: ClassVar[frozenset[str]] = frozenset()
+    """The provider-side tools (``ServerToolCall.name``) this format renders."""
+    citations: ClassVar[bool] = False
+    """Whether this format renders the citations of text parts."""
+    request_id_header: ClassVar[str] = "x-request-id"
+    """The response header that carries the provider's request id."""
 
     @abstractmethod
     def handles(self, method: str, path: str) -> bool:
@@ -275,12 +298,43 @@ class Codec(ABC):
     def as_http_error(self, fault: Fault) -> Fault:
         """``Fault.error_event(...)`` on a call that is not streamed: the provider
         answers with the same error as an HTTP error instead (its type, its message,
-        the status :data:`ERROR_EVENT_STATUS` gives the type)."""
-        from ..model import Fault  # noqa: PLC0415 - see the imports
-
+        its headers, the status :data:`ERROR_EVENT_STATUS` gives the type)."""
         error_type = fault.error_type or self.event_error_type
         status = ERROR_EVENT_STATUS.get(error_type, 500)
-        return Fault.http(status, fault.message, error_type=error_type)
+        return fault.model_copy(
+            update={
+                "kind": "http",
+                "status": status,
+                "error_type": error_type,
+                "after_events": None,
+            }
+        )
+
+    def check_renders(self, reply: Reply) -> None:
+        """Refuse ``reply`` when it holds a part this format cannot send.
+
+        Raises :class:`CodecError` naming the part (``parts[i]``), what it is, the
+        providers that can send it and what to do; silently dropping the part would
+        let a test pass against a reply the agent never saw."""
+        for i, part in enumerate(reply.parts):
+            problem = self._unrenderable(part)
+            if problem is not None:
+                raise self.error(problem, field=f"parts[{i}]")
+
+    def _unrenderable(self, part: Any) -> str | None:
+        kind = getattr(part, "kind", None)
+        if kind == "server_tool_call" and part.name not in self.server_tools:
+            return (
+                f"cannot send a provider-side {part.name!r} call in this wire format"
+                f"{_offered(part.name)}; serve this reply only to an agent whose provider "
+                "has the tool, or script a reply without it for this call"
+            )
+        if kind == "text" and part.citations and not self.citations:
+            return (
+                f"cannot send the citations of a text part in this wire format"
+                f"{_offered(None)}; script the text without citations for this call"
+            )
+        return None
 
     def fold(self, events: Sequence[SSEEvent]) -> dict[str, Any]:
         """The final JSON body of a stream (see :meth:`fold_detailed`)."""

@@ -18,6 +18,12 @@ DeepSeek, local servers):
   ``x-request-id`` header; in a stream, a ``data:`` object with an ``error`` key
   (what the SDK turns into ``openai.APIError``).
 
+Citations: the text parts' citations are the message's ``url_citation``
+``annotations`` (what OpenAI's search models send), spans counted in the joined
+content, streamed as one ``annotations`` delta after the content. Provider-side
+tools: Chat Completions has no item for them, so a reply holding a
+:class:`~..model.ServerToolCall` is refused (``Codec.check_renders``).
+
 Thinking: OpenAI's Chat Completions API has no reasoning field, so
 :class:`~..model.Thinking` parts are *not rendered* by default.
 ``OpenAIChatCodec(reasoning_field="reasoning_content")`` (DeepSeek) or
@@ -96,6 +102,7 @@ class _Plan:
     refusal: str | None
     reasoning: str | None
     calls: list[tuple[str, str, str]] = field(default_factory=list)  # (id, name, json args)
+    annotations: list[dict[str, Any]] = field(default_factory=list)
     finish: str = "stop"
     usage: dict[str, Any] = field(default_factory=dict)
 
@@ -118,6 +125,21 @@ def _usage_json(usage: Usage) -> dict[str, Any]:
             "rejected_prediction_tokens": 0,
         },
     }
+
+
+def _annotations(texts: list[Text]) -> list[dict[str, Any]]:
+    """The ``url_citation`` annotations of the joined content of ``texts``: each
+    citation's span moved by the length of the text before its part."""
+    out: list[dict[str, Any]] = []
+    offset = 0
+    for part in texts:
+        for citation in part.citations:
+            start, end = citation.span(part.text)
+            cited: dict[str, Any] = {"end_index": offset + end, "start_index": offset + start}
+            cited |= {"title": citation.title, "url": citation.url}
+            out.append({"type": "url_citation", "url_citation": cited})
+        offset += len(part.text)
+    return out
 
 
 def _stream_options(ctx: RenderContext) -> Mapping[str, Any]:
@@ -149,6 +171,7 @@ class OpenAIChatCodec(Codec):
     """The OpenAI Chat Completions format (see the module docstring)."""
 
     provider: ClassVar[Literal["openai_chat"]] = "openai_chat"
+    citations: ClassVar[bool] = True
 
     def __init__(self, *, reasoning_field: ReasoningField | None = None) -> None:
         self.reasoning_field = reasoning_field
@@ -168,6 +191,7 @@ class OpenAIChatCodec(Codec):
     # -- rendering -----------------------------------------------------------
 
     def _plan(self, reply: Reply, ctx: RenderContext) -> _Plan:
+        self.check_renders(reply)
         parts: list[ReplyPart] = (
             [] if reply.fault is not None and reply.fault.kind == "empty" else list(reply.parts)
         )
@@ -197,6 +221,8 @@ class OpenAIChatCodec(Codec):
         if self.reasoning_field is not None and thinking:
             plan.reasoning = "".join(thinking)
         plan.calls = [(c.id or ctx.ids.new("call_", 24), c.name, json_data(c.args)) for c in calls]
+        if stop != "refusal":
+            plan.annotations = _annotations([p for p in parts if isinstance(p, Text)])
         plan.finish = _FINISH[stop]
         plan.usage = _usage_json(ctx.usage_for(reply))
         return plan
@@ -213,7 +239,7 @@ class OpenAIChatCodec(Codec):
                 for cid, name, args in plan.calls
             ]
         message["refusal"] = plan.refusal
-        message["annotations"] = []
+        message["annotations"] = plan.annotations
         return {
             "id": plan.id,
             "object": "chat.completion",
@@ -288,6 +314,8 @@ class OpenAIChatCodec(Codec):
         for key in ("content", "refusal"):
             for piece in iter_text(getattr(plan, key) or "", text_chunk):
                 yield {key: piece}
+        if plan.annotations:  # one delta: the SDK cannot merge an unindexed list twice
+            yield {"annotations": plan.annotations}
         for i, (cid, name, args) in enumerate(plan.calls):
             opening = {
                 "index": i,

@@ -31,10 +31,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from pytest_agentreplay.model import (
+    Citation,
     Fault,
+    Part,
     Provider,
     Reply,
     Request,
+    ServerToolCall,
     StopReason,
     Text,
     Thinking,
@@ -70,6 +73,8 @@ class OpenAIResponsesCodec(Codec):
     """Neutral replies ⇄ the OpenAI Responses API (JSON bodies and SSE streams)."""
 
     provider: ClassVar[Provider] = "openai_responses"
+    server_tools: ClassVar[frozenset[str]] = frozenset({"web_search"})
+    citations: ClassVar[bool] = True
 
     # -- endpoint ------------------------------------------------------------------
 
@@ -86,15 +91,18 @@ class OpenAIResponsesCodec(Codec):
 
     def render_body(self, reply: Reply, ctx: RenderContext) -> dict[str, Any]:
         """The ``Response`` object ``POST /v1/responses`` returns for ``reply``."""
+        self.check_renders(reply)
         return render_response_body(reply, ctx)
 
     def render_events(self, reply: Reply, ctx: RenderContext) -> list[SSEEvent]:
         """The SSE records the API streams for ``reply``, ending in
         ``response.completed`` (``response.incomplete`` for ``stop="max_tokens"``)."""
+        self.check_renders(reply)
         return render_response_events(reply, ctx)
 
     def iter_events(self, reply: Reply, ctx: RenderContext) -> Iterator[SSEEvent]:
-        """:meth:`render_events`, lazily."""
+        """:meth:`render_events`, lazily (a reply it cannot render is refused at once)."""
+        self.check_renders(reply)
         return iter_response_events(reply, ctx)
 
     # -- folding -------------------------------------------------------------------
@@ -110,15 +118,16 @@ class OpenAIResponsesCodec(Codec):
 
         Each ``reasoning`` item becomes one :class:`Thinking` (summary texts, or
         raw ``reasoning_text`` content, joined by blank lines; ``encrypted_content``
-        as the signature); each ``output_text`` / ``refusal`` part a :class:`Text`;
-        each ``function_call`` a :class:`ToolCall` with ``call_id`` as its id.
-        Server-side items (web search, tool search, ...) have no neutral form and
-        are skipped.
+        as the signature); each ``output_text`` / ``refusal`` part a :class:`Text`
+        (its ``url_citation`` annotations as citations); each ``function_call`` a
+        :class:`ToolCall` with ``call_id`` as its id; each ``web_search_call`` that
+        searched a :class:`ServerToolCall`. Other server-side items (tool search,
+        file search, ...) have no neutral form and are skipped.
         """
         output = body.get("output")
         if not isinstance(output, list):
             raise self.error("a Response needs an 'output' list", field="output")
-        parts: list[Text | ToolCall | Thinking] = []
+        parts: list[Part] = []
         refused = False
         for i, item in enumerate(output):
             if not isinstance(item, Mapping) or not isinstance(item.get("type"), str):
@@ -134,15 +143,15 @@ class OpenAIResponsesCodec(Codec):
             fault=_fault_from(body),
         )
 
-    def _item_parts(
-        self, item: Mapping[str, Any], where: str, parts: list[Text | ToolCall | Thinking]
-    ) -> bool:
+    def _item_parts(self, item: Mapping[str, Any], where: str, parts: list[Part]) -> bool:
         """Append ``item``'s neutral parts; True when it holds a refusal."""
         kind = item["type"]
         if kind == "message":
             return self._message_parts(item, where, parts)
         if kind == "reasoning":
             parts.append(_thinking_from(item))
+        elif kind == "web_search_call":
+            parts.extend(_web_search_from(item))
         elif kind in ("function_call", "custom_tool_call"):
             for key in ("name", "call_id"):
                 if not isinstance(item.get(key), str):
@@ -155,9 +164,7 @@ class OpenAIResponsesCodec(Codec):
             parts.append(ToolCall(name=item["name"], args=args, id=item["call_id"]))
         return False
 
-    def _message_parts(
-        self, item: Mapping[str, Any], where: str, parts: list[Text | ToolCall | Thinking]
-    ) -> bool:
+    def _message_parts(self, item: Mapping[str, Any], where: str, parts: list[Part]) -> bool:
         content = item.get("content") or []
         if not isinstance(content, list):
             raise self.error("message content must be a list", field=f"{where}.content")
@@ -171,7 +178,7 @@ class OpenAIResponsesCodec(Codec):
                 raise self.error(
                     f"a {kind} part needs a string {key!r}", field=f"{where}.content[{j}].{key}"
                 )
-            parts.append(Text(text=part[key]))
+            parts.append(Text(text=part[key], citations=_citations_from(part, part[key])))
             refused |= kind == "refusal"
         return refused
 
@@ -232,6 +239,51 @@ def _args_from(arguments: Any) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
+def _citations_from(part: Mapping[str, Any], text: str) -> list[Citation]:
+    """The ``url_citation`` annotations of a text part; one spanning the whole text
+    reads back without a span (as a citation with no span is rendered)."""
+    out = []
+    for note in part.get("annotations") or []:
+        if not isinstance(note, Mapping) or note.get("type") != "url_citation":
+            continue  # file citations have no neutral form
+        url, start, end = note.get("url"), note.get("start_index"), note.get("end_index")
+        if not (isinstance(url, str) and url and isinstance(start, int) and isinstance(end, int)):
+            continue
+        if not 0 <= start <= end <= len(text):
+            continue  # a span outside the text: not a citation this model can hold
+        whole = (start, end) == (0, len(text))
+        out.append(
+            Citation(
+                url=url,
+                title=str(note.get("title") or ""),
+                start=None if whole else start,
+                end=None if whole else end,
+            )
+        )
+    return out
+
+
+def _web_search_from(item: Mapping[str, Any]) -> list[ServerToolCall]:
+    """A ``web_search_call`` that searched (``action.type == "search"``) as a server
+    tool call; other actions (opening or finding in a page) have no neutral form."""
+    action = item.get("action")
+    if not isinstance(action, Mapping) or action.get("type") != "search":
+        return []
+    query = action.get("query")
+    sources = action.get("sources") or []
+    urls = [s["url"] for s in sources if isinstance(s, Mapping) and isinstance(s.get("url"), str)]
+    failed = item.get("status") == "failed"
+    ident = item.get("id")
+    return [
+        ServerToolCall.web_search(
+            query if isinstance(query, str) else "",
+            [] if failed else [u for u in urls if u],
+            id=ident if isinstance(ident, str) else None,
+            error="failed" if failed else None,
+        )
+    ]
+
+
 def _thinking_from(item: Mapping[str, Any]) -> Thinking:
     texts = [
         p.get("text", "")
@@ -266,9 +318,7 @@ def _usage_from(usage: Any) -> Usage | None:
     )
 
 
-def _stop_from(
-    body: Mapping[str, Any], parts: list[Text | ToolCall | Thinking], refused: bool
-) -> StopReason:
+def _stop_from(body: Mapping[str, Any], parts: list[Part], refused: bool) -> StopReason:
     details = body.get("incomplete_details")
     reason = details.get("reason") if isinstance(details, Mapping) else None
     if body.get("status") == "incomplete" and reason == "max_output_tokens":

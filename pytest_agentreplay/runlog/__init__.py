@@ -21,6 +21,7 @@ API (stable; :mod:`..snapshot` and :mod:`..strategies` build on it)::
     log.delta(text, step_id=None)
     log.tool_call(call_id, name, args=None, step_id=None)
     log.tool_result(call_id, content="", outcome="completed", step_id=None)
+    log.server_tool_call(call_id, name, args=None) / log.server_tool_result(call_id, ...)
     log.message(role, text, kind="message", step_id=None, turn_id=None)
     log.intent(key, step_id=None) / log.intent_completed(key)
     log.error_reported(kind, message="", retryable=None, status=None, retry_after=None)
@@ -93,6 +94,7 @@ from .entries import (
 )
 from .entries import __all__ as __all__
 from .normalize import CallsView, normalize, normalize_log
+from .server_tools import ServerToolCalled, ServerToolLog, ServerToolResulted  # noqa: F401
 
 # The public names are the entry types (listed once, in :mod:`.entries`) and the run
 # log's own; ``__all__`` is a tuple, so ``+=`` makes a new one and leaves entries' alone.
@@ -102,7 +104,7 @@ E = TypeVar("E", bound=_Entry)
 _LIVE = frozenset({"model_calls", "egress"})
 
 
-class RunLog(BaseModel):
+class RunLog(ServerToolLog, BaseModel):
     """A record of one agent run: model calls, agent events, egress. See the module docs."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=False)

@@ -30,6 +30,8 @@ __all__: tuple[str, ...] = (
     "MessageSaved",
     "Resumed",
     "Role",
+    "ServerToolCalled",
+    "ServerToolResulted",
     "Step",
     "StepCompleted",
     "StepOutcome",
@@ -124,6 +126,31 @@ class ToolResulted(_Entry):
     at: Timestamp | None = None
 
 
+class ServerToolCalled(_Entry):
+    """A tool the provider runs itself began, inside a model step (a web search, code
+    execution): the agent runs nothing and answers nothing. Kept apart from
+    :class:`ToolCalled`, the tools the agent runs."""
+
+    event: Literal["server_tool_call"] = "server_tool_call"
+    call_id: Id
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    step_id: Id | None = None
+    at: Timestamp | None = None
+
+
+class ServerToolResulted(_Entry):
+    """A provider-side tool call ended: ``completed``, ``failed`` (the provider said it
+    failed) or ``interrupted`` (the step ended before its result arrived)."""
+
+    event: Literal["server_tool_result"] = "server_tool_result"
+    call_id: Id
+    content: str = ""
+    outcome: ToolOutcome = "completed"
+    step_id: Id | None = None
+    at: Timestamp | None = None
+
+
 class MessageSaved(_Entry):
     """A message written to the saved context (the store the next turn reads)."""
 
@@ -202,6 +229,8 @@ Entry = Annotated[
     | Delta
     | ToolCalled
     | ToolResulted
+    | ServerToolCalled
+    | ServerToolResulted
     | MessageSaved
     | IntentIssued
     | IntentCompleted

@@ -178,7 +178,7 @@ def _learn_call_ids(masker: Masker, calls: list[dict[str, Any]]) -> None:
                 elif part.get("kind") == "tool_result":
                     masker.learn(part.get("tool_call_id"), "call")
         for part in (call.get("reply") or {}).get("parts", []):
-            if part.get("kind") == "tool_call":
+            if part.get("kind") in ("tool_call", "server_tool_call"):
                 masker.learn(part.get("id"), "call")
 
 
@@ -223,6 +223,9 @@ def _message_line(message: dict[str, Any]) -> str:
             bits.append(f"[tool_call {part.get('name')} {part.get('id', '')}]".replace(" ]", "]"))
         elif kind == "tool_result":
             bits.append(f"[tool_result {part.get('tool_call_id')}: {part.get('content', '')}]")
+        elif kind == "server_tool_call":  # the provider ran it: told apart from tool_call
+            ident = part.get("id", "")
+            bits.append(f"[server_tool_call {part.get('name')} {ident}]".replace(" ]", "]"))
         else:
             bits.append(f"[{part.get('type') or kind}]")
     return f"{message.get('role')}: {''.join(bits)}"

@@ -12,14 +12,22 @@ provider's error response instead. The outcome logged for the call
 (``completed``, ``cut``, ``error_event``, ``http_error``, ``timeout``,
 ``cancelled``) is decided here too, as only this layer knows that an error event
 was an error.
+
+Two things every codec gets here without knowing of them: the headers a fault
+gives (``retry_after``, ``request_id``, ``headers``: :func:`fault_headers`), sent
+with the status line, before the body fails; and a reply's ``event_fields``, added
+to the data of every event it streams (:func:`with_fields`), the error event
+included. A reply holding a part the codec cannot send is refused before anything
+is sent (``Codec.check_renders``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain, islice
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..providers.base import Codec, RenderContext, json_data
 from ..sse import LineEnd, SSEEvent
@@ -31,7 +39,17 @@ from .playback import Ending, Playback
 if TYPE_CHECKING:  # the reply model (pydantic): a recording plays without it
     from ..model import Fault, Reply
 
-__all__ = ["Framing", "Plan", "for_error", "for_events", "for_reply", "for_stream", "for_timeout"]
+__all__ = [
+    "Framing",
+    "Plan",
+    "fault_headers",
+    "for_error",
+    "for_events",
+    "for_reply",
+    "for_stream",
+    "for_timeout",
+    "with_fields",
+]
 
 OnEnd = Callable[[str, int], None]
 
@@ -51,6 +69,53 @@ def _headers(codec: Codec, ctx: RenderContext, *, streaming: bool) -> list[tuple
     return list(codec.response_headers(ctx, streaming=streaming).items())
 
 
+def fault_headers(
+    codec: Codec, fault: Fault | None, headers: Sequence[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """``headers`` with those ``fault`` gives: its request id (in the codec's
+    request-id header), ``retry-after``, then its own ``headers``; each replaces a
+    header of the same name, whatever its case."""
+    out = list(headers)
+    if fault is None:
+        return out
+    given: list[tuple[str, str]] = []
+    if fault.request_id:
+        given.append((codec.request_id_header, fault.request_id))
+    if fault.retry_after is not None:
+        seconds = fault.retry_after
+        given.append(("retry-after", str(int(seconds)) if seconds.is_integer() else repr(seconds)))
+    given.extend((fault.headers or {}).items())
+    for name, value in given:
+        out = [(k, v) for k, v in out if k.lower() != name.lower()]
+        out.append((name, value))
+    return out
+
+
+def _request_id(codec: Codec, headers: Sequence[tuple[str, str]]) -> str | None:
+    wanted = codec.request_id_header.lower()
+    return next((v for k, v in headers if k.lower() == wanted), None)
+
+
+def with_fields(events: Iterable[Event], fields: Mapping[str, Any] | None) -> Iterable[Event]:
+    """``events`` with ``fields`` added to each event whose data is a JSON object (a
+    field the event has is kept): what a gateway adding ``"error": null`` sends."""
+    if not fields:
+        return events
+    return (_with_fields(event, fields) for event in events)
+
+
+def _with_fields(event: Event, fields: Mapping[str, Any]) -> Event:
+    try:
+        data = json.loads(event.data)
+    except ValueError:  # [DONE] and other sentinels are not JSON
+        return event
+    if not isinstance(data, dict):
+        return event
+    merged = {**data, **{k: v for k, v in fields.items() if k not in data}}
+    sse = event if isinstance(event, SSEEvent) else event.to_sse()
+    return replace(sse, data=json_data(merged))
+
+
 def _outcome(plan: Plan, override: str | None, *, always: bool = False) -> OnEnd | None:
     """Wrap ``plan.on_end`` so a body that played to its end logs ``override``
     (whatever the client did with the body, when ``always``)."""
@@ -65,11 +130,11 @@ def _outcome(plan: Plan, override: str | None, *, always: bool = False) -> OnEnd
 
 
 def for_error(codec: Codec, fault: Fault, ctx: RenderContext, plan: Plan) -> Playback:
-    """An HTTP error response in the provider's format."""
+    """An HTTP error response in the provider's format, with the fault's headers."""
     error = codec.error_response(fault, ctx)
     return Playback(
         status=error.status,
-        headers=list(error.headers.items()),
+        headers=fault_headers(codec, fault, list(error.headers.items())),
         events=[error.content()],
         # SDKs often close an error response without reading it: still an http_error.
         chunker=plan.chunker,
@@ -128,23 +193,29 @@ def for_events(
     plan: Plan,
     *,
     framing: Framing | None = None,
+    event_fields: Mapping[str, Any] | None = None,
 ) -> Playback:
-    """A streamed response of ``events`` with ``fault`` striking after its event count."""
+    """A streamed response of ``events`` with ``fault`` striking after its event count,
+    ``event_fields`` added to every event it sends (see :func:`with_fields`)."""
     framing = framing or Framing(line_end=codec.sse_line_end)
     if framing.headers is None:  # drawn first, whatever the fault: ids come in one order
         framing = replace(framing, headers=_headers(codec, ctx, streaming=True))
     if fault is None:
-        return for_stream(events, plan, framing)
+        return for_stream(with_fields(events, event_fields), plan, framing)
     if fault.kind == "http":
         return for_error(codec, fault, ctx, plan)
     if fault.kind == "timeout" and fault.after_events is None:
         return for_timeout(plan)
+    headers = list(framing.headers or ())
+    if fault.request_id is None:  # an error event names the request its response is for
+        fault = fault.model_copy(update={"request_id": _request_id(codec, headers)})
     strike = _strike(codec, events, fault, ctx, plan)
+    sent = with_fields(strike.events, event_fields)
     return Playback(
         status=framing.status,
-        headers=list(framing.headers or ()),
+        headers=fault_headers(codec, fault, headers),
         events=encode_lazily(
-            strike.events,
+            sent,
             comments=framing.comments,
             tail=strike.tail(framing),
             line_end=framing.line_end,
@@ -200,15 +271,20 @@ def _strike(
 def for_reply(
     codec: Codec, reply: Reply, ctx: RenderContext, plan: Plan, *, streaming: bool
 ) -> Playback:
-    """The response to ``reply`` (with its fault, if any), streamed or as one JSON body."""
+    """The response to ``reply`` (with its fault, if any), streamed or as one JSON body.
+
+    Raises :class:`~..errors.CodecError` before anything is sent when ``reply`` holds
+    a part the codec cannot send (``Codec.check_renders``)."""
     fault = reply.fault
     content = (
         reply.model_copy(update={"fault": None, "parts": []})
         if fault is not None and fault.kind == "empty"
         else reply
     )
+    codec.check_renders(content)
     if streaming:
-        return for_events(codec, _primed(codec.iter_events(content, ctx)), fault, ctx, plan)
+        events = _primed(codec.iter_events(content, ctx))
+        return for_events(codec, events, fault, ctx, plan, event_fields=reply.event_fields)
     return _json_reply(codec, content, fault, ctx, plan)
 
 
@@ -232,6 +308,7 @@ def _json_reply(
         return for_timeout(plan)
     body = json_data(codec.render_body(reply, ctx)).encode("utf-8")
     headers = [*_headers(codec, ctx, streaming=False), ("content-length", str(len(body)))]
+    headers = fault_headers(codec, fault, headers)
     gates = dict(plan.extra_gates)
     if kind == "stall" and plan.stall_gate is not None:
         gates[0] = plan.stall_gate

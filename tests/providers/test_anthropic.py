@@ -584,9 +584,12 @@ def stream_with_error(after: int, fault: Fault) -> tuple[list[SSEEvent], bytes]:
 def test_in_stream_error_raises_after_partial_text() -> None:
     sent, data = stream_with_error(5, Fault.error_event())
     assert sent[-1].event == "error"
+    # The live API's shape: `details` null, and the request id of the response (none
+    # here: the codec is called without one; the transport passes the header's).
     assert json.loads(sent[-1].data) == {
         "type": "error",
-        "error": {"type": "overloaded_error", "message": "Overloaded"},
+        "error": {"details": None, "type": "overloaded_error", "message": "Overloaded"},
+        "request_id": None,
     }
     seen: list[str] = []
     sdk = client(lambda _: sse_response([data]))
@@ -1026,7 +1029,11 @@ def test_error_event_stops_the_fold() -> None:
     events = good_events()
     error = CODEC.error_event(Fault.error_event("api_error", "boom"), ctx())
     folded = CODEC.fold_detailed([*events[:4], error, *events[4:]])
-    assert folded.error == {"type": "error", "error": {"type": "api_error", "message": "boom"}}
+    assert folded.error == {
+        "type": "error",
+        "error": {"details": None, "type": "api_error", "message": "boom"},
+        "request_id": None,
+    }
     assert not folded.complete
     assert folded.body["stop_reason"] is None
     raw = CODEC.fold_detailed([events[0], SSEEvent(event="error", data="upstream died")])

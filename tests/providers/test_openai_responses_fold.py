@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from pytest_agentreplay.errors import CodecError
-from pytest_agentreplay.model import Reply, Text, Thinking, ToolCall
+from pytest_agentreplay.model import Reply, ServerToolCall, Text, Thinking, ToolCall
 from pytest_agentreplay.providers.base import IdFactory, RenderContext
 from pytest_agentreplay.providers.openai_responses import OpenAIResponsesCodec
 from pytest_agentreplay.sse import SSEEvent, decode
@@ -175,7 +175,10 @@ def test_non_streaming_twin_has_the_shape_of_the_folded_stream() -> None:
     assert set(folded) == set(body)
     assert [o["type"] for o in folded["output"]] == [o["type"] for o in body["output"]]
     a, b = CODEC.to_reply(folded), CODEC.to_reply(body)
-    assert [type(p) for p in a.parts] == [type(p) for p in b.parts] == [Thinking, Thinking, Text]
+    kinds = [Thinking, ServerToolCall, Thinking, Text]  # the web search is a server tool call
+    assert [type(p) for p in a.parts] == [type(p) for p in b.parts] == kinds
+    assert a.server_tool_calls[0].query == "weather: San Francisco, CA"
+    assert b.server_tool_calls[0].query == "weather: Mexico City, Mexico"
     assert a.stop == b.stop == "end_turn"
     assert a.usage is not None
     assert b.usage is not None

@@ -14,7 +14,13 @@ from hypothesis import strategies as st
 
 from pytest_agentreplay import FakeModel, Fault, FaultPlan, Reply, Text, Thinking, ToolCall, Usage
 from pytest_agentreplay.cassettes.handle import AgentReplay
-from pytest_agentreplay.model import fault_source, reply_source
+from pytest_agentreplay.model import (
+    Citation,
+    SearchResult,
+    ServerToolCall,
+    fault_source,
+    reply_source,
+)
 from pytest_agentreplay.strategies import DEFAULT_FAULT_KINDS, fault_plans, faults, replies
 from tests.strategies import _agent, _cassettes
 from tests.strategies._minimal import minimal
@@ -77,6 +83,10 @@ FAULTS = [
     Fault.timeout(after_events=5),
     Fault.empty(),
     Fault.truncate(after_events=4),
+    Fault.cut(after_events=2, retry_after=1.5, request_id="req_1", headers={"x-a": "b"}),
+    Fault.error_event("overloaded_error", after_events=1, retry_after=30, request_id="r"),
+    Fault.http(529, request_id="req_2", headers={"x-should-retry": "false"}),
+    Fault.empty(retry_after=0),
 ]
 REPLIES = [
     Reply.text("Hi"),
@@ -86,6 +96,17 @@ REPLIES = [
     Reply(parts=[Thinking(text="hmm"), Text(text="a"), ToolCall(name="f", args={"x": [1]})]),
     Reply(parts=[], model="m"),
     Reply(parts=[Text(text="x")], fault=Fault.cut(after_events=1)),
+    Reply.text("x", citations=[Citation(url="https://a.example", title="A", start=0, end=1)]),
+    Reply.text("x", event_fields={"error": None}),
+    Reply(
+        parts=[
+            ServerToolCall.web_search("q", ["https://a.example"], id="s1"),
+            ServerToolCall.code_execution("1", stdout="1", error=None),
+            ServerToolCall.web_search("q", error="max_uses_exceeded"),
+            Text(text="a", citations=[Citation(url="https://a.example", cited_text="c")]),
+            ToolCall(name="f", args={}),
+        ]
+    ),
 ]
 
 
@@ -109,6 +130,9 @@ def test_reply_source_is_python_that_builds_the_reply(reply: Reply) -> None:
         "ToolCall": ToolCall,
         "Usage": Usage,
         "Fault": Fault,
+        "Citation": Citation,
+        "SearchResult": SearchResult,
+        "ServerToolCall": ServerToolCall,
     }
     assert eval(reply_source(reply), names) == reply
 

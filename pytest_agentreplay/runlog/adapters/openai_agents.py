@@ -13,10 +13,13 @@ from ..entries import (
     Delta,
     Entry,
     MessageSaved,
+    ServerToolCalled,
+    ServerToolResulted,
     StepCompleted,
     StepOutcome,
     StepStarted,
     ToolCalled,
+    ToolOutcome,
     ToolResulted,
     as_id,
 )
@@ -24,6 +27,16 @@ from . import token_count
 
 __all__ = ["openai_agents_entries", "openai_agents_event_entry"]
 
+# Output items of tools the provider runs itself (OpenAI's hosted tools), and how the
+# status of a finished one reads as the end of a server tool call.
+_HOSTED = frozenset(
+    {"web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call"}
+)
+_HOSTED_ENDS: dict[str, ToolOutcome] = {
+    "completed": "completed",
+    "failed": "failed",
+    "incomplete": "interrupted",
+}
 _ENDS: dict[str, StepOutcome] = {
     "response.completed": "completed",
     "response.incomplete": "interrupted",
@@ -48,6 +61,10 @@ def openai_agents_entries(result: Any) -> list[Entry]:
             entries.extend(_step_entries(responses[emitted], emitted))
             emitted += 1
         step_id = None if owner is None else _response_step_id(responses[owner], owner)
+        hosted = _hosted(getattr(item, "raw_item", item))
+        if hosted is not None:  # a tool the provider ran: its begin and its end
+            entries.extend(_hosted_entries(item, step_id))
+            continue
         entry = _item_entry(item, step_id)
         if entry is not None:
             entries.append(entry)
@@ -114,6 +131,42 @@ def _item_entry(item: Any, step_id: str | None) -> Entry | None:
     return None
 
 
+def _hosted(raw: Any) -> str | None:
+    """The tool name of a provider-side tool item (``web_search_call`` → ``web_search``),
+    ``None`` for anything else."""
+    kind = raw.get("type") if isinstance(raw, dict) else getattr(raw, "type", None)
+    return kind.removesuffix("_call") if isinstance(kind, str) and kind in _HOSTED else None
+
+
+def _hosted_args(raw: Any) -> dict[str, Any]:
+    action = raw.get("action") if isinstance(raw, dict) else getattr(raw, "action", None)
+    dump = getattr(action, "model_dump", None)
+    dumped = dump(exclude_none=True) if callable(dump) else action
+    return {k: v for k, v in dumped.items() if k != "type"} if isinstance(dumped, dict) else {}
+
+
+def _hosted_begin(raw: Any, name: str, step_id: str | None) -> ServerToolCalled:
+    ident = raw.get("id") if isinstance(raw, dict) else getattr(raw, "id", None)
+    return ServerToolCalled(call_id=ident, name=name, args=_hosted_args(raw), step_id=step_id)
+
+
+def _hosted_end(raw: Any, step_id: str | None) -> ServerToolResulted | None:
+    """The end of a provider-side tool item, when its status says it ended."""
+    status = raw.get("status") if isinstance(raw, dict) else getattr(raw, "status", None)
+    outcome = _HOSTED_ENDS.get(str(status))
+    if outcome is None:
+        return None
+    ident = raw.get("id") if isinstance(raw, dict) else getattr(raw, "id", None)
+    return ServerToolResulted(call_id=ident, outcome=outcome, step_id=step_id)
+
+
+def _hosted_entries(raw_or_item: Any, step_id: str | None) -> list[Entry]:
+    raw = getattr(raw_or_item, "raw_item", raw_or_item)
+    name = _hosted(raw) or "?"
+    end = _hosted_end(raw, step_id)
+    return [_hosted_begin(raw, name, step_id), *([] if end is None else [end])]
+
+
 def _tool_call(item: Any, step_id: str | None) -> ToolCalled:
     arguments = _raw(item, "arguments")
     try:
@@ -174,6 +227,12 @@ def _response_event(data: Any, entries: Sequence[Entry]) -> Entry | None:
         return StepStarted(step_id=response.id, step_index=len(_starts(entries)))
     if kind == "response.output_text.delta":
         return Delta(text=data.delta, step_id=_open_step(entries))
+    item = getattr(data, "item", None)
+    hosted = None if item is None else _hosted(item)
+    if hosted is not None and kind == "response.output_item.added":
+        return _hosted_begin(item, hosted, _open_step(entries))
+    if hosted is not None and kind == "response.output_item.done":
+        return _hosted_end(item, _open_step(entries))
     if kind in _ENDS and response is not None:
         return _step_end(response, _ENDS[kind], entries)
     return None
@@ -198,6 +257,8 @@ def _stream_item(item: Any, entries: Sequence[Entry]) -> Entry | None:
     """A run item as it streams: it belongs to the open step, a tool output to the
     step of its tool call."""
     step_id = _open_step(entries)
+    if _hosted(getattr(item, "raw_item", item)) is not None:
+        return None  # logged from the raw output_item events, where it begins and ends
     if getattr(item, "type", "") == "tool_call_output_item":
         step_id = _tool_step(entries, _raw(item, "call_id")) or step_id
     return _item_entry(item, step_id)

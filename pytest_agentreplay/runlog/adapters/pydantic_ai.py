@@ -12,6 +12,8 @@ from ...model import Usage
 from ..entries import (
     Entry,
     MessageSaved,
+    ServerToolCalled,
+    ServerToolResulted,
     StepCompleted,
     StepOutcome,
     StepStarted,
@@ -94,7 +96,8 @@ def _response_entries(
     message: Any, step_index: int, session: str | None, started_at: Any
 ) -> list[Entry]:
     """A ``ModelResponse``: one step (started when the request before it was sent), its
-    text as a saved assistant message, its tool calls."""
+    text as a saved assistant message, its tool calls, the provider's own tool calls
+    (``builtin-tool-call`` / ``-return`` parts) as server tool entries."""
     turn = getattr(message, "run_id", None)
     step_id = message.provider_response_id or f"{turn or 'run'}:{step_index}"
     text = "".join(p.content for p in message.parts if getattr(p, "part_kind", "") == "text")
@@ -118,12 +121,19 @@ def _response_part_entry(part: Any, step_id: str, turn: str | None) -> Entry | N
     kind = getattr(part, "part_kind", "")
     if kind == "text":
         return MessageSaved(role="assistant", text=part.content, step_id=step_id, turn_id=turn)
-    if kind == "tool-call":
-        return ToolCalled(
+    if kind in ("tool-call", "builtin-tool-call"):  # builtin: a tool the provider ran
+        entry = ToolCalled if kind == "tool-call" else ServerToolCalled
+        return entry(
             call_id=part.tool_call_id,
             name=part.tool_name,
             args=part.args_as_dict(),
             step_id=step_id,
+        )
+    if kind == "builtin-tool-return":
+        outcome = _TOOL_OUTCOMES.get(getattr(part, "outcome", "success"), "completed")
+        content = part.model_response_str()
+        return ServerToolResulted(
+            call_id=part.tool_call_id, content=content, outcome=outcome, step_id=step_id
         )
     return None
 

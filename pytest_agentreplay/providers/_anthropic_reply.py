@@ -1,0 +1,131 @@
+"""A final Anthropic ``Message`` body back to a neutral :class:`~..model.Reply`.
+
+Text (with its web citations), tool-use and thinking blocks become parts; a
+``server_tool_use`` block of a tool the model knows (``web_search``,
+``code_execution``) becomes a :class:`~..model.ServerToolCall` together with the
+result block that answers it. Blocks with no neutral form (redacted thinking, other
+server tools, citations of documents rather than web pages) are left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pytest_agentreplay.errors import CodecError
+from pytest_agentreplay.model import (
+    Citation,
+    CodeOutput,
+    Part,
+    SearchResult,
+    ServerToolCall,
+    Text,
+    Thinking,
+    ToolCall,
+)
+
+__all__ = ["read_parts"]
+
+Fail = Callable[[str, str], CodecError]
+"""``fail(message, field)`` → the codec's :class:`CodecError`."""
+
+_STRINGS = {"text": ("text",), "tool_use": ("name", "id"), "thinking": ("thinking",)}
+_SERVER_TOOLS = frozenset({"web_search", "code_execution"})
+
+
+def read_parts(content: Sequence[Any], fail: Fail) -> list[Part]:
+    """The neutral parts of a ``content`` list, in order."""
+    results = _results_by_id(content)
+    parts: list[Part] = []
+    for index, block in enumerate(content):
+        part = _part(block, f"content[{index}]", results, fail)
+        if part is not None:
+            parts.append(part)
+    return parts
+
+
+def _results_by_id(content: Sequence[Any]) -> dict[str, Mapping[str, Any]]:
+    """Server tool result blocks by the ``tool_use_id`` they answer."""
+    return {
+        block["tool_use_id"]: block
+        for block in content
+        if isinstance(block, Mapping)
+        and str(block.get("type", "")).endswith("_tool_result")
+        and isinstance(block.get("tool_use_id"), str)
+    }
+
+
+def _part(block: Any, path: str, results: dict[str, Mapping[str, Any]], fail: Fail) -> Part | None:
+    if not isinstance(block, Mapping) or not isinstance(block.get("type"), str):
+        raise fail("must be an object with a string `type`", f"{path}.type")
+    kind = block["type"]
+    for key in _STRINGS.get(kind, ()):
+        if not isinstance(block.get(key), str):
+            raise fail("must be a string", f"{path}.{key}")
+    if kind == "text":
+        return Text(text=block["text"], citations=_citations(block.get("citations")))
+    if kind == "tool_use":
+        args = block.get("input")
+        if not isinstance(args, Mapping) or not block["name"]:
+            raise fail("tool_use needs a name and an object input", f"{path}.input")
+        return ToolCall(name=block["name"], args=dict(args), id=block["id"])
+    if kind == "thinking":
+        return Thinking(text=block["thinking"], signature=block.get("signature") or None)
+    if kind == "server_tool_use" and block.get("name") in _SERVER_TOOLS:
+        return _server_tool(block, path, results, fail)
+    return None
+
+
+def _citations(cited: Any) -> list[Citation]:
+    """The web citations of a text block (document citations have no neutral form)."""
+    if not isinstance(cited, list):
+        return []
+    return [
+        Citation(url=c["url"], title=c.get("title") or "", cited_text=c.get("cited_text") or "")
+        for c in cited
+        if isinstance(c, Mapping)
+        and c.get("type") == "web_search_result_location"
+        and isinstance(c.get("url"), str)
+        and c["url"]
+    ]
+
+
+def _server_tool(
+    block: Mapping[str, Any], path: str, results: dict[str, Mapping[str, Any]], fail: Fail
+) -> ServerToolCall | None:
+    ident, args = block.get("id"), block.get("input")
+    if not isinstance(ident, str) or not isinstance(args, Mapping):
+        raise fail("server_tool_use needs a string id and an object input", f"{path}.input")
+    content = results.get(ident, {}).get("content")
+    error = content.get("error_code") if isinstance(content, Mapping) else None
+    try:
+        return ServerToolCall(
+            name=block["name"],
+            args=dict(args),
+            id=ident,
+            results=_pages(content) if error is None else [],
+            output=_output(content) if error is None else None,
+            error=error if isinstance(error, str) else None,
+        )
+    except ValueError as exc:  # e.g. a search without a string query
+        raise fail(f"not a {block['name']} call this model can read: {exc}", path) from None
+
+
+def _pages(content: Any) -> list[SearchResult]:
+    if not isinstance(content, list):
+        return []
+    return [
+        SearchResult(url=r["url"], title=r.get("title") or "", page_age=r.get("page_age"))
+        for r in content
+        if isinstance(r, Mapping) and isinstance(r.get("url"), str) and r["url"]
+    ]
+
+
+def _output(content: Any) -> CodeOutput | None:
+    if not isinstance(content, Mapping) or content.get("type") != "code_execution_result":
+        return None
+    return CodeOutput(
+        stdout=str(content.get("stdout") or ""),
+        stderr=str(content.get("stderr") or ""),
+        return_code=int(content.get("return_code") or 0),
+    )
