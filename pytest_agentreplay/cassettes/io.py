@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -227,6 +228,25 @@ def _from_json(text: str, path: str) -> Any:
         ) from None
     except RecursionError:
         raise CassetteFormatError("JSON nests too deeply", path=path) from None
+    except ValueError:  # not a JSONDecodeError: an integer Python refuses to read
+        raise _long_integer(text, path) from None
+
+
+def _long_integer(text: str, path: str) -> CassetteFormatError:
+    """The error for a JSON integer longer than Python reads (``json.loads`` raises a bare
+    ``ValueError`` without a position, which every command reported as an internal error:
+    issue 18), located by the first run of that many digits."""
+    limit = sys.get_int_max_str_digits()
+    found = re.search(rf"\d{{{limit + 1},}}", text)
+    start = found.start() if found else 0
+    line = text.count("\n", 0, start) + 1
+    return CassetteFormatError(
+        f"an integer of {len(found.group()) if found else limit + 1:,} digits; Python reads "
+        f"at most {limit:,} (quote it to keep it as text)",
+        path=path,
+        line=line if found else None,
+        column=start - (text.rfind("\n", 0, start) + 1) + 1 if found else None,
+    )
 
 
 def _convert(text: str, path: str) -> tuple[Any, Format]:

@@ -186,6 +186,16 @@ def _float(value: float) -> str:
     return text.replace("e", ".0e", 1) if "." not in text and "e" in text else text
 
 
+def _int(value: int) -> str:
+    try:
+        return str(value)
+    except ValueError:  # more digits than Python converts (issue 18): no bare ValueError
+        raise UnstorableError(
+            f"holds an integer of about {int(value.bit_length() * 0.30103):,} digits, more "
+            "than Python writes as text (sys.get_int_max_str_digits())"
+        ) from None
+
+
 def inline(value: Any, *, flow: bool = False) -> str:
     """One scalar (or empty collection) on one line."""
     if isinstance(value, str):
@@ -195,7 +205,7 @@ def inline(value: Any, *, flow: bool = False) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
-        return str(value)
+        return _int(value)
     if isinstance(value, float):
         return _float(value)
     if isinstance(value, Mapping) and not value:
