@@ -40,7 +40,7 @@ from ..transport.chunking import Chunker, Chunking
 from ..transport.playback import Playback
 from ..transport.router import HTTPRequest, Router
 from . import io as cassette_io
-from .calls import ReplayedCall, live_call, replayed_outcome
+from .calls import ReplayedCall, live_call, played_whole, replayed_outcome
 from .matching import Index
 from .miss import CassetteMiss, cassette_miss
 from .model import Interaction, RecordedRequest
@@ -108,6 +108,8 @@ class CassetteSession:
         self._pending: dict[int, _Pending] = {}
         self._sent: dict[int, int] = {}  # id(live request) -> its number, in sending order
         self._lock = threading.Lock()
+        self._scrub_lock = threading.Lock()
+        self._scrubbed = False  # the recorded requests are indexed as loaded until a miss
         self._served = 0
         self._requests = 0
         self._recorded_hosts = {
@@ -185,7 +187,29 @@ class CassetteSession:
                 again = self._again.get(self.index.key(recorded))
                 if again:
                     return again.popleft()
-        return self.index.take(recorded)
+        index = self.index.take(recorded)
+        if index is None and not self._scrubbed:
+            self._scrub_recorded()
+            index = self.index.take(recorded)
+        return index
+
+    def _scrub_recorded(self) -> None:
+        """Index the recorded requests in the form live ones are matched in: scrubbed.
+
+        A live request is scrubbed before it is matched; a recorded one that holds what
+        the rules now scrub (a vcrpy cassette, a hand edit, a rule added since) never
+        matched it, and the miss report showed the same masked value on both sides
+        (issue 18). Files the plugin wrote are scrubbed already, so this runs at the
+        first miss only (scrubbing 10,000 long requests takes seconds), once.
+        """
+        with self._scrub_lock:
+            if self._scrubbed:
+                return
+            loaded = self.index.requests
+            scrubbed = [self.scrubber.scrub_request(request) for request in loaded]
+            if scrubbed != loaded:
+                self.index.rekey(scrubbed)
+            self._scrubbed = True
 
     def _offer_again(self, recorded: RecordedRequest, index: int) -> None:
         with self._lock:
@@ -234,6 +258,23 @@ class CassetteSession:
     async def respond_async(self, request: HTTPRequest) -> Playback:
         return self.respond(request)
 
+    def play_whole(self, request: RecordedRequest) -> Interaction | None:
+        """For a client bridge that plays recordings itself (vcrpy, for requests /
+        urllib3 / aiohttp): the interaction answering ``request`` (unscrubbed: it is
+        matched scrubbed, exactly as an httpx request), now played and logged as a
+        call; ``None`` when none is left, or this mode does not replay."""
+        if not self.replaying:
+            return None
+        index = self._take(self.scrubber.scrub_request(request))
+        if index is None:
+            return None
+        interaction = self.interactions[index]
+        with self._lock:
+            call = self._requests
+            self._requests += 1
+            self.calls.append(played_whole(call, request.url, interaction, index))
+        return interaction
+
     def refuse(self, request: RecordedRequest) -> CassetteMiss:
         """The miss report for a request (unscrubbed) that another client bridge —
         vcrpy, for requests / urllib3 / aiohttp — cannot play back in replay."""
@@ -241,6 +282,8 @@ class CassetteSession:
 
     def _miss(self, recorded: RecordedRequest) -> CassetteMiss:
         self.router.blocked.append(f"{recorded.method} {recorded.url}")
+        if self.existed:
+            self._scrub_recorded()  # the report compares scrubbed with scrubbed
         return cassette_miss(
             recorded,
             self.index if self.existed else None,
