@@ -91,7 +91,11 @@ def _handler(state: ProviderServer) -> type[http.server.BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length", "0"))
-            body = json.loads(self.rfile.read(length) or b"{}")
+            raw = self.rfile.read(length)
+            try:
+                body = json.loads(raw or b"{}")
+            except ValueError:  # a form or text upload: kept as it came
+                body = {"raw": raw.decode("utf-8", "replace")}
             state.requests.append(body)
             state.headers.append({k.lower(): v for k, v in self.headers.items()})
             state.paths.append(self.path)
