@@ -127,7 +127,7 @@ class RecordedEvent(_Record):
         event: str | None = None,
         id: str | None = None,
         retry: int | None = None,
-        comments: Sequence[str] | None = None,
+        comments: Sequence[str | None] | None = None,
         t: float | None = None,
     ) -> None:
         # The common case inline: a stream of 100,000 events builds 100,000 of these.

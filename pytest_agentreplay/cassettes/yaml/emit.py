@@ -350,9 +350,15 @@ def _event(event: TimedEvent) -> str:
     if event.retry is not None:
         parts.append(f"retry: {event.retry}")
     if event.comments:
-        parts.append(f"comments: [{', '.join(_string(c, flow=True) for c in event.comments)}]")
+        parts.append(f"comments: [{', '.join(_comment(c) for c in event.comments)}]")
     parts.append(f"data: {_string(event.data, flow=True)}")
     return "    - {" + ", ".join(parts) + "}"
+
+
+def _comment(comment: str | None) -> str:
+    """A comment line in an event's flow list; ``null`` for the blank line that closed
+    a block of comments only."""
+    return "null" if comment is None else _string(comment, flow=True)
 
 
 def _headers(writer: _Writer, headers: Mapping[str, str]) -> None:
