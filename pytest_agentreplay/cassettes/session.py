@@ -346,24 +346,47 @@ class CassetteSession:
 
     # --- the end -----------------------------------------------------------------------
 
-    def finish(self, *, failed: bool) -> WriteResult:
-        """Write the cassette if this test recorded something and the mode says so."""
+    def finish(self, *, failed: bool, interrupted: bool = False) -> WriteResult:
+        """Write the cassette if this test recorded something and the mode says so.
+
+        ``interrupted``: the run was stopped (Ctrl-C, ``pytest.exit``) while this test
+        held the cassette, or a ``BaseException`` ended the test. pytest gives an
+        interrupted test no call report, so it counts as failed here: an existing
+        cassette is kept untouched, and a new one is written only as incomplete
+        (issue 18).
+        """
         new = self.new_interactions
         if self.errors:  # they name the request: its URL may hold a credential
             raise CassetteWriteError(self.scrubber.mask(f"{self.path}: " + "\n".join(self.errors)))
         if not new:
             return WriteResult(self.path, written=False, recorded=0, reason="nothing recorded")
-        if failed and self.existed and not self.save_on_failure:
+        # A partial re-recording never replaces a good cassette, even with save_on_failure.
+        kept = interrupted or (failed and not self.save_on_failure)
+        if kept and self.existed:
+            what = "the test was interrupted" if interrupted else "the test failed"
             return WriteResult(
                 self.path,
                 written=False,
                 recorded=len(new),
-                reason="the test failed; the existing cassette was kept",
+                reason=f"{what}; the existing cassette was kept",
             )
         return write_recorded(
             self.path,
-            new,
+            [_as_stopped(i) for i in new] if interrupted else new,
             self.scrubber,
             replace_old=self.record_mode == "rewrite",
             run_started=self.run_started,
         )
+
+
+def _as_stopped(interaction: Interaction) -> Interaction:
+    """A stream the test closed early while it was being stopped, as ``incomplete``.
+
+    A ``KeyboardInterrupt`` raised in the test's own read loop leaves the client's
+    iterator to be closed as the frame unwinds, where nothing says why: the tee saw a
+    hang-up, ``cancelled``, which replay plays as a fragment instead of refusing it.
+    """
+    response = interaction.response
+    if response.end != "cancelled":
+        return interaction
+    return interaction.replace(response=response.replace(end="incomplete"))
