@@ -52,6 +52,7 @@ mutable (a custom scrubber may edit what it is given) and compare by value;
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
@@ -150,10 +151,15 @@ class RecordedEvent(_Record):
 
     @classmethod
     def from_sse(cls, event: SSEEvent, *, t: float | None = None) -> RecordedEvent:
-        """Record a decoded event, arrived ``t`` seconds after the request was sent."""
+        """Record a decoded event, arrived ``t`` seconds after the request was sent.
+
+        The event name is interned: a stream repeats a few names, and a copy of
+        ``content_block_delta`` per event was a third of a recording's memory (issue 18).
+        """
+        name = event.event
         return cls(
             data=event.data,
-            event=event.event,
+            event=None if name is None else sys.intern(name),
             id=event.id or None,
             retry=event.retry,
             comments=list(event.comments) or None,

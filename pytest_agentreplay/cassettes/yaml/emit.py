@@ -438,4 +438,5 @@ def dump_interactions(interactions: Sequence[StoredInteraction], version: int) -
         lines.append("  response:")
         _response(writer, interaction.response)
     lines.append(f"version: {version}")
-    return "\n".join(lines) + "\n"
+    lines.append("")  # the final newline, joined in: `+ "\n"` copied the whole text again
+    return "\n".join(lines)
