@@ -189,12 +189,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Generator[None, A
     else:
         report = yield
     if call.when == "call" and call.excinfo is not None:
-        TestState.of(item).failed = True
+        state = TestState.of(item)
+        state.failed = True
+        state.stopped = not isinstance(call.excinfo.value, (Exception, *_OUTCOMES))
     if _intercepted(item) or (report.skipped and _marked(item)):
         from .harness.report_mask import mask_report
 
         mask_report(report, RunState.of(item.config).mask)  # never raises
     return report
+
+
+_OUTCOMES = (pytest.skip.Exception, pytest.fail.Exception, pytest.xfail.Exception)
+"""pytest's outcomes are ``BaseException``s too, but they end a test as it chose."""
 
 
 def _intercepted(item: pytest.Item) -> bool:

@@ -6,7 +6,10 @@ standard rather than any SDK's approximation of it:
 * one leading UTF-8 BOM is stripped, even when it arrives split across chunks;
 * CR, LF and CRLF all end a line, and a CR at the end of one chunk followed by
   an LF at the start of the next is *one* line end;
-* lines starting with ``:`` are comments (kept on request);
+* lines starting with ``:`` are comments (kept on request); a blank line that ends a
+  block of comments only (``: PROCESSING`` then a blank line, as some gateways send
+  while a model thinks) dispatches nothing, and is kept as a ``None`` among the
+  comments so that encoding gives back the same bytes;
 * ``data`` lines are joined with LF; an event whose data buffer is empty is not
   dispatched; ``id`` is ignored when it contains NUL and persists across events
   (it is the *last event ID*, as ``EventSource.lastEventId``); ``retry`` is
@@ -60,14 +63,16 @@ class SSEEvent:
     ``"message"``); ``id`` is the last event ID at dispatch time (``""`` until a
     stream sets one); ``retry`` is a ``retry:`` field given in this event's block;
     ``comments`` are the comment lines seen since the previous dispatch, kept only
-    when the decoder is asked to keep them.
+    when the decoder is asked to keep them; a ``None`` among them is the blank line
+    that closed a block of comments only (it dispatched nothing, but dropping it made
+    a replay one byte short of the recording: issue 18).
     """
 
     data: str
     event: str | None = None
     id: str = ""
     retry: int | None = None
-    comments: tuple[str, ...] = field(default=(), compare=True)
+    comments: tuple[str | None, ...] = field(default=(), compare=True)
 
     @property
     def type(self) -> str:
@@ -126,7 +131,7 @@ class SSEDecoder:
         self._pending: list[bytes] = []
         self._pending_cr = False
         self._line_no = 0
-        self._comments: list[str] = []
+        self._comments: list[str | None] = []
         self._reset_event()
 
     def _reset_event(self) -> None:
@@ -134,6 +139,7 @@ class SSEDecoder:
         self._data: list[str] = []
         self._retry: int | None = None
         self._saw_field = False
+        self._block_comments = False  # this block has a comment line
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         """Decode ``chunk`` and return the events it completes (possibly none)."""
@@ -201,6 +207,7 @@ class SSEDecoder:
         if line[0] == ":":
             if self.keep_comments:
                 self._comments.append(line[2:] if line.startswith(": ") else line[1:])
+                self._block_comments = True
             return None
         name, colon, value = line.partition(":")
         if colon and value.startswith(" "):
@@ -225,6 +232,8 @@ class SSEDecoder:
 
     def _dispatch(self) -> SSEEvent | None:
         if not self._data:
+            if self._block_comments:  # a block of comments only: its blank line is kept
+                self._comments.append(None)
             self._reset_event()
             return None
         event = SSEEvent(
@@ -325,6 +334,9 @@ class SSEEncoder:
         out: list[str] = []
         if self.comments:
             for comment in event.comments:
+                if comment is None:  # the blank line closing a block of comments only
+                    out.append("")
+                    continue
                 _check_line(comment, "comment")
                 out.append(f": {comment}" if comment else ":")
         if event.event is not None:

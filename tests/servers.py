@@ -84,14 +84,14 @@ def _prompt(body: dict[str, Any]) -> str:
 
 
 def _request_json(raw: bytes, encoding: str | None) -> Any:
-    """A request body as JSON: gunzipped if it says so; ``{}`` for one that is not JSON
-    (a multipart upload)."""
+    """A request body as JSON: gunzipped if it says so; one that is not JSON (a form or
+    a multipart upload) is kept as it came, under ``"raw"``."""
     if encoding == "gzip":
         raw = gzip.decompress(raw)
     try:
         return json.loads(raw or b"{}")
     except ValueError:
-        return {}
+        return {"raw": raw.decode("utf-8", "replace")}
 
 
 def _handler(state: ProviderServer) -> type[http.server.BaseHTTPRequestHandler]:

@@ -374,4 +374,5 @@ def test_corpus_files_without_trailing_blank_line_are_reported_truncated() -> No
 def test_corpus_comments_are_kept_when_asked() -> None:
     [item] = [i for i in _SSE_ITEMS if "openrouter_stream_error" in i.file.name]
     first = sse.decode(item.body, keep_comments=True).events[0]
-    assert first.comments == ("OPENROUTER PROCESSING",) * 17
+    # Each is a block of comments only: its blank line is kept as a None (issue 18).
+    assert first.comments == ("OPENROUTER PROCESSING", None) * 17

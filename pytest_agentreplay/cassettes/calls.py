@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from .model import Interaction
 
-__all__ = ["ReplayedCall", "ends_in_error", "live_call", "replayed_outcome"]
+__all__ = ["ReplayedCall", "ends_in_error", "live_call", "played_whole", "replayed_outcome"]
 
 _LIVE_OUTCOME = {"complete": "completed", "incomplete": "cancelled"}
 
@@ -74,5 +74,22 @@ def live_call(index: int, interaction: Interaction) -> ReplayedCall:
         interaction=None,
         status=interaction.response.status,
         outcome=_live_outcome(interaction),
+        events_sent=len(interaction.response.events or ()),
+    )
+
+
+def played_whole(index: int, url: str, interaction: Interaction, number: int) -> ReplayedCall:
+    """Call ``index`` to ``url``, answered with the whole of recorded interaction
+    ``number`` at once: vcrpy plays a body in one piece, as complete, for requests /
+    urllib3 / aiohttp."""
+    status = interaction.response.status
+    return ReplayedCall(
+        index=index,
+        method=interaction.request.method,
+        url=url,
+        source="cassette",
+        interaction=number,
+        status=status,
+        outcome=replayed_outcome(interaction, "completed", status),
         events_sent=len(interaction.response.events or ()),
     )

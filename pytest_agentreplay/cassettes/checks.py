@@ -143,11 +143,14 @@ def base64_text(value: Any) -> str:
 # --- collections -----------------------------------------------------------------------
 
 
-def comments(value: Any) -> list[str] | None:
-    """Comment lines (a copy), one line each; an empty list is none."""
+def comments(value: Any) -> list[str | None] | None:
+    """Comment lines (a copy), one line each; an empty list is none. ``None`` (``null``
+    in the file) is the blank line that closed a block of comments only."""
     if isinstance(value, str) or not isinstance(value, (list, tuple)):
         raise wrong(value, "a list of lines", "comments")
     for index, line in enumerate(value):
+        if line is None:
+            continue
         if not isinstance(line, str):
             raise wrong(line, "text", "comments", index)
         if "\r" in line or "\n" in line:

@@ -304,7 +304,11 @@ def decode_content(headers: dict[str, str], raw: bytes) -> tuple[bytes, dict[str
 
 
 def event_to_sse(
-    data: str, event: str | None, id: str | None, retry: int | None, comments: Sequence[str] | None
+    data: str,
+    event: str | None,
+    id: str | None,
+    retry: int | None,
+    comments: Sequence[str | None] | None,
 ) -> SSEEvent:
     """A stored event as the SSE codec sees it (no id stored: the empty id)."""
     return SSEEvent(

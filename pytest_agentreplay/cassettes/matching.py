@@ -224,6 +224,22 @@ class Index:
                 self._queues.setdefault(key, deque()).append(index)
         return index
 
+    def rekey(self, requests: Sequence[RecordedRequest]) -> None:
+        """Index ``requests`` in place of the recorded ones (the same interactions in
+        another form: scrubbed), keeping which were played and in what order."""
+        if len(requests) != len(self.requests):
+            raise ValueError(f"rekey needs {len(self.requests)} requests, got {len(requests)}")
+        keys = [_key(self.parts, r, f"interactions[{i}]") for i, r in enumerate(requests)]
+        with self._lock:
+            played = set(self._played)
+            self.requests, self.keys = list(requests), keys
+            self._queues, self._consumed = {}, {}
+            for index, key in enumerate(keys):
+                if index not in played:
+                    self._queues.setdefault(key, deque()).append(index)
+            for index in self._played:
+                self._consumed.setdefault(keys[index], []).append(index)
+
     def _mark(self, key: Key, index: int) -> None:
         self._consumed.setdefault(key, []).append(index)
         self._played.append(index)
@@ -331,6 +347,9 @@ def _part_lines(
         return _body_lines(old, new, mask, 12)
     if part.name == "headers":
         return json_diff(old, new, limit=8, mask=mask, labels=("recorded", "now"))
+    if isinstance(old, str) and isinstance(new, str):  # says so when masking hid the change
+        shown_old, shown_new, note = string_pair(old, new, mask)
+        return [f"{part.name}: recorded {shown_old}, now {shown_new}{note}"]
     return [f"{part.name}: recorded {render(old, mask)}, now {render(new, mask)}"]
 
 

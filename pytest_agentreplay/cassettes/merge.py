@@ -11,21 +11,41 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..redact import Scrubber
 from . import io as cassette_io
 from .model import Cassette, Interaction
+from .normal import without_events
 
 __all__ = ["fingerprint", "order_blocks"]
 
 
 def fingerprint(interaction: Interaction) -> str:
     """A digest of everything stored for ``interaction``: equal for equal interactions,
-    whichever process computes it (how xdist workers name what they wrote)."""
-    text = json.dumps(interaction.to_data(), sort_keys=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+    whichever process computes it (how xdist workers name what they wrote).
+
+    It is the digest of ``json.dumps(interaction.to_data(), sort_keys=True)``, hashed
+    one event at a time: that text of a 50 MB stream, and a dict per event to make
+    it, were the largest share of recording's peak memory (issue 18).
+    """
+    events = interaction.response.events
+    if events is None:
+        text = json.dumps(interaction.to_data(), sort_keys=True)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+    mark = f"agentreplay-events-{uuid.uuid4().hex}"  # unguessable: appears nowhere else
+    shell = Interaction(request=interaction.request, response=without_events(interaction.response))
+    data = shell.to_data()
+    data["response"]["events"] = [mark]
+    before, after = json.dumps(data, sort_keys=True).split(f'["{mark}"]')
+    digest = hashlib.sha256(before.encode("utf-8") + b"[")
+    for index, event in enumerate(events):
+        text = json.dumps(event.to_data(), sort_keys=True)
+        digest.update((", " + text if index else text).encode("utf-8"))
+    digest.update(b"]" + after.encode("utf-8"))
+    return digest.hexdigest()[:32]
 
 
 def order_blocks(

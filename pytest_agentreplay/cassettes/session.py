@@ -40,7 +40,7 @@ from ..transport.chunking import Chunker, Chunking
 from ..transport.playback import Playback
 from ..transport.router import HTTPRequest, Router
 from . import io as cassette_io
-from .calls import ReplayedCall, live_call, replayed_outcome
+from .calls import ReplayedCall, live_call, played_whole, replayed_outcome
 from .matching import Index
 from .miss import CassetteMiss, cassette_miss
 from .model import Interaction, RecordedRequest
@@ -108,6 +108,8 @@ class CassetteSession:
         self._pending: dict[int, _Pending] = {}
         self._sent: dict[int, int] = {}  # id(live request) -> its number, in sending order
         self._lock = threading.Lock()
+        self._scrub_lock = threading.Lock()
+        self._scrubbed = False  # the recorded requests are indexed as loaded until a miss
         self._served = 0
         self._requests = 0
         self._recorded_hosts = {
@@ -190,7 +192,29 @@ class CassetteSession:
                 again = self._again.get(self.index.key(recorded))
                 if again:
                     return again.popleft()
-        return self.index.take(recorded)
+        index = self.index.take(recorded)
+        if index is None and not self._scrubbed:
+            self._scrub_recorded()
+            index = self.index.take(recorded)
+        return index
+
+    def _scrub_recorded(self) -> None:
+        """Index the recorded requests in the form live ones are matched in: scrubbed.
+
+        A live request is scrubbed before it is matched; a recorded one that holds what
+        the rules now scrub (a vcrpy cassette, a hand edit, a rule added since) never
+        matched it, and the miss report showed the same masked value on both sides
+        (issue 18). Files the plugin wrote are scrubbed already, so this runs at the
+        first miss only (scrubbing 10,000 long requests takes seconds), once.
+        """
+        with self._scrub_lock:
+            if self._scrubbed:
+                return
+            loaded = self.index.requests
+            scrubbed = [self.scrubber.scrub_request(request) for request in loaded]
+            if scrubbed != loaded:
+                self.index.rekey(scrubbed)
+            self._scrubbed = True
 
     def _offer_again(self, recorded: RecordedRequest, index: int) -> None:
         with self._lock:
@@ -239,6 +263,23 @@ class CassetteSession:
     async def respond_async(self, request: HTTPRequest) -> Playback:
         return self.respond(request)
 
+    def play_whole(self, request: RecordedRequest) -> Interaction | None:
+        """For a client bridge that plays recordings itself (vcrpy, for requests /
+        urllib3 / aiohttp): the interaction answering ``request`` (unscrubbed: it is
+        matched scrubbed, exactly as an httpx request), now played and logged as a
+        call; ``None`` when none is left, or this mode does not replay."""
+        if not self.replaying:
+            return None
+        index = self._take(self.scrubber.scrub_request(request))
+        if index is None:
+            return None
+        interaction = self.interactions[index]
+        with self._lock:
+            call = self._requests
+            self._requests += 1
+            self.calls.append(played_whole(call, request.url, interaction, index))
+        return interaction
+
     def refuse(self, request: RecordedRequest) -> CassetteMiss:
         """The miss report for a request (unscrubbed) that another client bridge —
         vcrpy, for requests / urllib3 / aiohttp — cannot play back in replay."""
@@ -246,6 +287,8 @@ class CassetteSession:
 
     def _miss(self, recorded: RecordedRequest) -> CassetteMiss:
         self.router.blocked.append(f"{recorded.method} {recorded.url}")
+        if self.existed:
+            self._scrub_recorded()  # the report compares scrubbed with scrubbed
         return cassette_miss(
             recorded,
             self.index if self.existed else None,
@@ -309,24 +352,47 @@ class CassetteSession:
 
     # --- the end -----------------------------------------------------------------------
 
-    def finish(self, *, failed: bool) -> WriteResult:
-        """Write the cassette if this test recorded something and the mode says so."""
+    def finish(self, *, failed: bool, interrupted: bool = False) -> WriteResult:
+        """Write the cassette if this test recorded something and the mode says so.
+
+        ``interrupted``: the run was stopped (Ctrl-C, ``pytest.exit``) while this test
+        held the cassette, or a ``BaseException`` ended the test. pytest gives an
+        interrupted test no call report, so it counts as failed here: an existing
+        cassette is kept untouched, and a new one is written only as incomplete
+        (issue 18).
+        """
         new = self.new_interactions
         if self.errors:  # they name the request: its URL may hold a credential
             raise CassetteWriteError(self.scrubber.mask(f"{self.path}: " + "\n".join(self.errors)))
         if not new:
             return WriteResult(self.path, written=False, recorded=0, reason="nothing recorded")
-        if failed and self.existed and not self.save_on_failure:
+        # A partial re-recording never replaces a good cassette, even with save_on_failure.
+        kept = interrupted or (failed and not self.save_on_failure)
+        if kept and self.existed:
+            what = "the test was interrupted" if interrupted else "the test failed"
             return WriteResult(
                 self.path,
                 written=False,
                 recorded=len(new),
-                reason="the test failed; the existing cassette was kept",
+                reason=f"{what}; the existing cassette was kept",
             )
         return write_recorded(
             self.path,
-            new,
+            [_as_stopped(i) for i in new] if interrupted else new,
             self.scrubber,
             replace_old=self.record_mode == "rewrite",
             run_started=self.run_started,
         )
+
+
+def _as_stopped(interaction: Interaction) -> Interaction:
+    """A stream the test closed early while it was being stopped, as ``incomplete``.
+
+    A ``KeyboardInterrupt`` raised in the test's own read loop leaves the client's
+    iterator to be closed as the frame unwinds, where nothing says why: the tee saw a
+    hang-up, ``cancelled``, which replay plays as a fragment instead of refusing it.
+    """
+    response = interaction.response
+    if response.end != "cancelled":
+        return interaction
+    return interaction.replace(response=response.replace(end="incomplete"))

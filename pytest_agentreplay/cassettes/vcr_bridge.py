@@ -71,35 +71,34 @@ def clients_imported() -> bool:
 
 
 class SessionPersister:
-    """vcrpy's persister for one test: reads from and writes to the session."""
+    """vcrpy's persister for one test: reads from and writes to the session.
+
+    vcrpy is told the cassette exists (so ``once`` is write-protected, as ours) but is
+    handed none of its interactions: the session plays them (:func:`_play_from_session`),
+    matched exactly as httpx requests are. What vcrpy records is all new.
+    """
 
     def __init__(self, session: CassetteSession) -> None:
         self.session = session
-        self.loaded = 0
 
     def load_cassette(self, cassette_path: str, serializer: Any) -> tuple[list[Any], list[Any]]:
         from vcr.persisters.filesystem import CassetteNotFoundError
 
-        from .formats.vcrpy import to_vcr
-
         if not self.session.existed or self.session.record_mode == "rewrite":
             raise CassetteNotFoundError()
-        pairs = [to_vcr(i) for i in self.session.interactions]
-        self.loaded = len(pairs)
-        return [p[0] for p in pairs], [p[1] for p in pairs]
+        return [], []
 
     def save_cassette(
         self, cassette_path: str, cassette_dict: dict[str, Any], serializer: Any
     ) -> None:
-        from .formats.vcrpy import from_vcr
+        from .formats.vcrpy import UnrecordableRequestError, from_vcr
 
-        new = zip(
-            cassette_dict["requests"][self.loaded :],
-            cassette_dict["responses"][self.loaded :],
-            strict=True,
-        )
-        for request, response in new:
-            self.session.add_recorded(from_vcr(request, response))
+        pairs = zip(cassette_dict["requests"], cassette_dict["responses"], strict=True)
+        for request, response in pairs:
+            try:
+                self.session.add_recorded(from_vcr(request, response))
+            except UnrecordableRequestError as exc:  # fails the write, naming the request
+                self.session.errors.append(f"{request.method} {request.uri}: {exc}")
 
 
 # vcrpy's patcher groups and the module each one imports; a group whose module is not
@@ -127,14 +126,51 @@ def vcr_cassette(session: CassetteSession) -> Iterator[None]:
 
     recorder = vcr.VCR(
         record_mode=_MODES[session.record_mode],
-        match_on=("method", "scheme", "host", "path", "query", "body"),  # as ours: no port
         skip_patchers=("httpx", "httpx2", *_not_installed()),
         decode_compressed_response=True,
     )
     recorder.register_persister(SessionPersister(session))
     with recorder.use_cassette(str(session.path)) as cassette:
+        _play_from_session(cassette, session)
         _miss_like_httpx(cassette, session)
         yield
+
+
+def _play_from_session(cassette: Any, session: CassetteSession) -> None:
+    """Let the session decide what vcrpy plays: the same index, matched on the same
+    ``match_on``, with the live request scrubbed exactly as the recorded ones were.
+
+    vcrpy matched the raw request against the scrubbed recording, so a request with a
+    secret in its query or JSON body never matched its own recording (the miss said it
+    "was consumed ... recorded 0 times"), nor did a request vcrpy answered count as
+    played (issue 18). vcrpy asks ``can_play_response_for`` and then ``play_response``
+    with the same request object; the interaction taken for it is kept in between.
+    """
+    from vcr.errors import UnhandledHTTPRequestError
+
+    from .formats.vcrpy import to_vcr, vcr_request
+
+    taken: dict[int, tuple[Any, dict[str, Any]]] = {}
+
+    def take(request: Any) -> dict[str, Any] | None:
+        interaction = session.play_whole(vcr_request(request))
+        return None if interaction is None else to_vcr(interaction)[1]
+
+    def can_play_response_for(request: Any) -> bool:
+        response = take(request)
+        if response is not None:
+            taken[id(request)] = (request, response)  # the request kept: its id stays its own
+        return response is not None
+
+    def play_response(request: Any) -> dict[str, Any]:
+        kept = taken.pop(id(request), None)
+        response = kept[1] if kept is not None else take(request)  # aiohttp's redirects
+        if response is None:
+            raise UnhandledHTTPRequestError(f"the cassette has no response for {request!r}")
+        return response
+
+    cassette.can_play_response_for = can_play_response_for
+    cassette.play_response = play_response
 
 
 def _miss_like_httpx(cassette: Any, session: CassetteSession) -> None:

@@ -155,7 +155,10 @@ def _close_cassette(
     )
     run.report.add(use)
     state.uses.append(use)
-    result = session.finish(failed=state.failed)
+    # Ctrl-C and pytest.exit() are re-raised without a call report: the test is torn
+    # down at session end, after the run was marked interrupted (issue 18).
+    interrupted = state.stopped or item.session.exitstatus == pytest.ExitCode.INTERRUPTED
+    result = session.finish(failed=state.failed, interrupted=interrupted)
     use.recorded, use.written, use.not_written_reason = (
         result.recorded,
         result.written,

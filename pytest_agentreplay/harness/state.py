@@ -163,6 +163,9 @@ class TestState:
     """What the test did with its cassettes, for the summary (sent on under xdist)."""
     failed: bool = False
     """The test body failed: a failed test's cassette is not saved over an existing one."""
+    stopped: bool = False
+    """A ``BaseException`` that is not a pytest outcome (``SystemExit``, one of the
+    test's own) ended the body: what it recorded is kept only as incomplete."""
 
     @staticmethod
     def of(item: pytest.Item) -> TestState:

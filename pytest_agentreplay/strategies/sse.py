@@ -62,7 +62,7 @@ class _Writer:
     lines: list[str] = field(default_factory=list)
     ends: list[str] = field(default_factory=list)
     last_id: str = ""
-    comments: list[str] = field(default_factory=list)
+    comments: list[str | None] = field(default_factory=list)
 
     def line(self, text: str) -> None:
         end = self.draw(self.line_end)
@@ -149,8 +149,10 @@ def _block(
 
 def _nothing_block(draw: DrawFn, w: _Writer, *, comments: bool) -> None:
     """A block that dispatches nothing: a blank line, or fields with no data. Its
-    comments and ``id`` still count (they carry over to the next event)."""
-    if comments and draw(st.booleans()):
+    comments and ``id`` still count (they carry over to the next event), and so does
+    the blank line closing a block with a comment (``None`` among the comments)."""
+    commented = comments and draw(st.booleans())
+    if commented:
         line, kept = _comment(draw)
         w.line(line)
         w.comments.append(kept)
@@ -160,6 +162,8 @@ def _nothing_block(draw: DrawFn, w: _Writer, *, comments: bool) -> None:
         w.last_id = draw(_ID_TEXT)
         w.line(_field("id", w.last_id, draw))
     w.line("")
+    if commented:
+        w.comments.append(None)
 
 
 @st.composite

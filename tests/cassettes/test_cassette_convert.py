@@ -173,7 +173,7 @@ def test_crlf_stream_splits_into_its_events() -> None:
 def test_comments_are_kept_on_the_following_event() -> None:
     response = _one("pydantic-ai__test_openrouter_stream_error.yaml")
     assert response.events is not None
-    assert response.events[0].comments == ["OPENROUTER PROCESSING"] * 17
+    assert response.events[0].comments == ["OPENROUTER PROCESSING", None] * 17
 
 
 def test_raw_fixture_without_final_blank_line_keeps_its_tail() -> None:

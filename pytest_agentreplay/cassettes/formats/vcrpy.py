@@ -18,15 +18,19 @@ from __future__ import annotations
 
 import functools
 import http
-from collections.abc import Mapping
+import json
+from collections.abc import Iterator, Mapping
 from typing import Any
+from urllib.parse import urlencode
 
+from ...errors import AgentReplayError
 from ...sse import SSEEncoder
 from ..model import Cassette, Interaction, RecordedRequest, RecordedResponse
 from ..wire import body_fields, request_from_wire, response_fields, response_from_wire
 from .shape import Loc, ShapeError, as_bytes, field, header_map, mapping, parsed_body
 
 __all__ = [
+    "UnrecordableRequestError",
     "from_vcr",
     "from_vcr_data",
     "reason_phrase",
@@ -37,6 +41,11 @@ __all__ = [
 ]
 
 _NO_WRAP = 1 << 30  # PyYAML's line width: never fold a line
+
+
+class UnrecordableRequestError(AgentReplayError):
+    """A request vcrpy handed over whose body is an object we cannot turn into the bytes
+    the client sent (an aiohttp ``FormData``, a payload object)."""
 
 
 def response_bytes(response: RecordedResponse) -> bytes:
@@ -209,16 +218,55 @@ def _pairs(headers: Any) -> list[tuple[str, str]]:
 
 
 def _bytes(value: Any) -> bytes:
+    """A response body as vcrpy keeps it (text or bytes)."""
     if value is None:
         return b""
     return value.encode("utf-8") if isinstance(value, str) else bytes(value)
 
 
+def _request_body(body: Any, headers: list[tuple[str, str]]) -> bytes:
+    """The bytes a request body vcrpy holds stands for, as the client sent them.
+
+    vcrpy keeps what the client was given, not what it sent: aiohttp's ``json=`` is
+    the dict itself (``bytes(dict)`` crashed the write at teardown and nothing was
+    saved: issue 18), ``data=`` a dict or pairs of form fields, an upload a file or
+    its chunks. A dict or list is written as aiohttp writes ``json=`` (``json.dumps``)
+    and the JSON content type is added when the client set none; pairs of fields are
+    form-encoded, as aiohttp sends them.
+    """
+    if body is None or isinstance(body, (str, bytes, bytearray, memoryview)):
+        return _bytes(body)
+    if hasattr(body, "read"):  # a file (vcrpy hands it back as a BytesIO)
+        return _bytes(body.read())
+    if isinstance(body, (list, tuple)) and body and all(_field(item) for item in body):
+        _add_type(headers, "application/x-www-form-urlencoded")
+        return urlencode([(str(k), v) for k, v in body]).encode("ascii")
+    if isinstance(body, (Mapping, list, tuple)):
+        _add_type(headers, "application/json")
+        return json.dumps(body).encode("utf-8")
+    if isinstance(body, Iterator):  # the chunks of an upload vcrpy could not join
+        return b"".join(_bytes(chunk) for chunk in body)
+    raise UnrecordableRequestError(
+        f"a request body of type {type(body).__name__} cannot be recorded or replayed "
+        "through vcrpy (it keeps the object, not the bytes sent); send bytes, text, "
+        "json= or a dict of form fields"
+    )
+
+
+def _field(item: Any) -> bool:
+    return isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
+
+
+def _add_type(headers: list[tuple[str, str]], content_type: str) -> None:
+    if not any(name.lower() == "content-type" for name, _ in headers):
+        headers.append(("content-type", content_type))
+
+
 def vcr_request(request: Any) -> RecordedRequest:
     """vcrpy's Request in cassette form (before scrubbing)."""
-    return request_from_wire(
-        request.method, request.uri, _pairs(request.headers), _bytes(request.body)
-    )
+    headers = _pairs(request.headers)
+    body = _request_body(request.body, headers)
+    return request_from_wire(request.method, request.uri, headers, body)
 
 
 def from_vcr(request: Any, response: dict[str, Any]) -> Interaction:

@@ -186,6 +186,16 @@ def _float(value: float) -> str:
     return text.replace("e", ".0e", 1) if "." not in text and "e" in text else text
 
 
+def _int(value: int) -> str:
+    try:
+        return str(value)
+    except ValueError:  # more digits than Python converts (issue 18): no bare ValueError
+        raise UnstorableError(
+            f"holds an integer of about {int(value.bit_length() * 0.30103):,} digits, more "
+            "than Python writes as text (sys.get_int_max_str_digits())"
+        ) from None
+
+
 def inline(value: Any, *, flow: bool = False) -> str:
     """One scalar (or empty collection) on one line."""
     if isinstance(value, str):
@@ -195,7 +205,7 @@ def inline(value: Any, *, flow: bool = False) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
-        return str(value)
+        return _int(value)
     if isinstance(value, float):
         return _float(value)
     if isinstance(value, Mapping) and not value:
@@ -340,9 +350,15 @@ def _event(event: TimedEvent) -> str:
     if event.retry is not None:
         parts.append(f"retry: {event.retry}")
     if event.comments:
-        parts.append(f"comments: [{', '.join(_string(c, flow=True) for c in event.comments)}]")
+        parts.append(f"comments: [{', '.join(_comment(c) for c in event.comments)}]")
     parts.append(f"data: {_string(event.data, flow=True)}")
     return "    - {" + ", ".join(parts) + "}"
+
+
+def _comment(comment: str | None) -> str:
+    """A comment line in an event's flow list; ``null`` for the blank line that closed
+    a block of comments only."""
+    return "null" if comment is None else _string(comment, flow=True)
 
 
 def _headers(writer: _Writer, headers: Mapping[str, str]) -> None:
@@ -422,4 +438,5 @@ def dump_interactions(interactions: Sequence[StoredInteraction], version: int) -
         lines.append("  response:")
         _response(writer, interaction.response)
     lines.append(f"version: {version}")
-    return "\n".join(lines) + "\n"
+    lines.append("")  # the final newline, joined in: `+ "\n"` copied the whole text again
+    return "\n".join(lines)

@@ -15,6 +15,8 @@ falls back to the safe YAML loader, which also produces the precise errors.
 from __future__ import annotations
 
 import re
+import sys
+from collections.abc import Callable
 from typing import Any
 
 from .emit import MAX_DEPTH
@@ -147,7 +149,8 @@ def _flow(text: str) -> Any:
         out["t"] = float(t)
     if name is not None:
         # A plain name is a string: the writer quotes anything YAML would type.
-        out["event"] = name if name[0] != "'" else name[1:-1].replace("''", "'")
+        # Interned: a stream repeats a few names (a copy per event was a third of it).
+        out["event"] = sys.intern(name if name[0] != "'" else name[1:-1].replace("''", "'"))
     out["data"] = data[1:-1].replace("''", "'") if data[0] == "'" else _scalar(data)
     return out
 
@@ -155,7 +158,8 @@ def _flow(text: str) -> Any:
 class _Reader:
     """Recursive descent over the lines of a canonical file (indents computed once)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, event: Callable[[Any], Any] | None = None) -> None:
+        self.event = event
         if not text.endswith("\n") or "\r" in text or "\t" in text:
             raise NotCanonicalError("not the writer's line layout")
         self.lines = text.split("\n")[:-1]
@@ -182,7 +186,11 @@ class _Reader:
             if rest and rest[0] not in "{[|" and " #" not in rest:
                 out[key] = _scalar(rest)
             else:
-                out[key] = self.after_head(rest, indent, depth)
+                out[key] = (
+                    self.events(indent)
+                    if key == "events" and not rest and self.event is not None
+                    else self.after_head(rest, indent, depth)
+                )
         if indents[self.pos] > indent:
             raise NotCanonicalError("unexpected indentation")
         return out
@@ -207,6 +215,19 @@ class _Reader:
             else:
                 self.pos += 1
                 out.append(self.after_head(rest, indent + 2, depth, in_seq=True))
+        return out
+
+    def events(self, indent: int) -> list[Any]:
+        """An event list, each ``- {...}`` line read and handed to ``self.event`` at once
+        (what it returns is kept): a 50 MB stream is never held as a dict per event."""
+        out: list[Any] = []
+        lines, indents, event = self.lines, self.indents, self.event
+        assert event is not None
+        while indents[self.pos] == indent and lines[self.pos].startswith("- {", indent):
+            out.append(event(_flow(lines[self.pos][indent + 2 :])))
+            self.pos += 1
+        if not out:
+            raise NotCanonicalError("an empty event list is written as []")
         return out
 
     def after_head(self, rest: str, indent: int, depth: int, *, in_seq: bool = False) -> Any:
@@ -251,10 +272,13 @@ def _no(kind: type[str]) -> str:
     raise NotCanonicalError(f"unexpected blank lines after a {kind.__name__} block")
 
 
-def read_canonical(text: str) -> Any:
-    """The data of a file in the writer's layout; raises :class:`NotCanonicalError` otherwise."""
+def read_canonical(text: str, *, event: Callable[[Any], Any] | None = None) -> Any:
+    """The data of a file in the writer's layout; raises :class:`NotCanonicalError` otherwise.
+
+    ``event``, when given, receives each stream event's data as it is read, and the
+    event lists hold what it returns instead."""
     try:
-        reader = _Reader(text)
+        reader = _Reader(text, event)
         data = reader.mapping(0, 1)
     except (IndexError, ValueError, OverflowError, RecursionError) as exc:
         raise NotCanonicalError(str(exc)) from None

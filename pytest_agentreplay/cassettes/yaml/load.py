@@ -20,6 +20,7 @@ validation errors found after loading.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import yaml
@@ -131,7 +132,8 @@ def _shorten(text: str, limit: int = 60) -> str:
 
 
 class CassetteLoader(_Base):
-    """The safe loader with duplicate-key, alias and depth checks (see the module doc)."""
+    """The safe loader with duplicate-key, alias, depth and integer-size checks (see the
+    module doc)."""
 
     def construct_document(self, node: Node) -> Any:
         check_graph(node)
@@ -153,6 +155,24 @@ class CassetteLoader(_Base):
                 first[key] = line
         mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
         return mapping
+
+    def construct_yaml_int(self, node: ScalarNode) -> int:
+        """An integer, or an error at its line: Python refuses to read one of more than
+        4,300 digits (``sys.get_int_max_str_digits``), and PyYAML let that ``ValueError``
+        out bare — every ``agentreplay`` command said "internal error" (issue 18)."""
+        try:
+            value: int = super().construct_yaml_int(node)
+        except ValueError:
+            digits = sum(c.isdigit() for c in str(node.value))
+            raise yaml.constructor.ConstructorError(
+                problem=f"an integer of {digits:,} digits; Python reads at most "
+                f"{sys.get_int_max_str_digits():,} (quote it to keep it as text)",
+                problem_mark=node.start_mark,
+            ) from None
+        return value
+
+
+CassetteLoader.add_constructor("tag:yaml.org,2002:int", CassetteLoader.construct_yaml_int)
 
 
 def _format_error(exc: yaml.YAMLError, path: str) -> CassetteFormatError:

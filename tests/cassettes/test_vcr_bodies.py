@@ -1,0 +1,121 @@
+"""Issue 18, item 15: request bodies that vcrpy keeps as objects (aiohttp's ``json=``
+dict, form fields, an upload's chunks) are recorded as the bytes the client sent and
+replayed by matching them. Recording ``json=`` used to crash at teardown
+(``bytes(dict)``: ``TypeError``) and write nothing; a body that cannot be turned into
+bytes (an aiohttp ``FormData``) is refused when the request is made, naming its type.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+
+import aiohttp  # noqa: F401 - imported once here: in-process runs reuse it
+import pytest
+from vcr.request import Request
+
+from pytest_agentreplay import Reply
+from pytest_agentreplay.cassettes.formats.vcrpy import UnrecordableRequestError, vcr_request
+from tests.cassettes._plugin_runs import cassette, interactions, run
+from tests.servers import ProviderServer
+
+pytest_plugins = ["pytester"]
+
+URL = "https://api.anthropic.com/v1/messages"
+BODY = {"model": "m", "max_tokens": 9, "messages": [{"role": "user", "content": "hi"}]}
+
+
+def _chunks() -> Iterator[bytes]:
+    yield b'{"model": "m", '
+    yield b'"messages": []}'
+
+
+@pytest.mark.parametrize(
+    ("body", "sent", "content_type"),
+    [
+        (BODY, json.dumps(BODY).encode(), "application/json"),
+        ([1, 2], b"[1, 2]", "application/json"),
+        (
+            [("grant_type", "x"), ("scope", "a b")],
+            b"grant_type=x&scope=a+b",
+            "application/x-www-form-urlencoded",
+        ),
+        (b"raw bytes", b"raw bytes", None),
+        ("text \u00e9", "text \u00e9".encode(), None),
+        (io.BytesIO(b"a file"), b"a file", None),
+        (_chunks(), b'{"model": "m", "messages": []}', None),
+        (None, b"", None),
+    ],
+    ids=["json-dict", "json-list", "form-pairs", "bytes", "text", "file", "chunks", "none"],
+)
+def test_a_body_vcrpy_holds_becomes_the_bytes_sent(
+    body: object, sent: bytes, content_type: str | None
+) -> None:
+    recorded = vcr_request(Request("POST", URL, body, {"x-test": "1"}))
+    assert recorded.content() == sent or json.loads(recorded.content()) == json.loads(sent)
+    assert recorded.headers.get("content-type") == content_type
+    assert recorded.headers["x-test"] == "1"
+
+
+def test_a_body_vcrpy_cannot_turn_into_bytes_is_refused_by_name() -> None:
+    class FormData:
+        pass
+
+    with pytest.raises(UnrecordableRequestError, match="type FormData cannot be recorded"):
+        vcr_request(Request("POST", URL, FormData(), {}))
+
+
+USER_TEST = """
+import asyncio, os
+import aiohttp, pytest
+
+URL = os.environ.get("AR_SERVER", "http://127.0.0.1:9") + "/v1/messages"
+BODY = {"model": "m", "max_tokens": 9, "messages": [{"role": "user", "content": "hi"}]}
+
+
+KINDS = {
+    "json": lambda: {"json": BODY},
+    "bytes": lambda: {"data": b'{"model": "m", "messages": []}',
+                      "headers": {"content-type": "application/json"}},
+    "form": lambda: {"data": [("model", "m"), ("prompt", "form")]},
+    "formdata": lambda: {"data": aiohttp.FormData({"model": "m"})},
+}
+
+
+async def call(kind):
+    async with aiohttp.ClientSession() as session:
+        async with session.post(URL, **KINDS[kind]()) as response:
+            return await response.json()
+
+
+@pytest.mark.agentreplay
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_aiohttp(agentreplay, kind):
+    assert asyncio.run(call(kind))["content"][0]["text"] == "from aiohttp"
+"""
+
+
+def test_aiohttp_bodies_are_recorded_and_replayed(
+    pytester: pytest.Pytester, server: ProviderServer
+) -> None:
+    pytester.makepyfile(test_user=USER_TEST)
+    for _ in range(3):
+        server.add(Reply.text("from aiohttp"))
+    recorded = run(pytester, "--agentreplay-record-mode=once", AR_SERVER=server.url)
+    recorded.assert_outcomes(passed=3, failed=1)
+    recorded.stdout.fnmatch_lines(
+        ["*UnrecordableRequestError: a request body of type FormData cannot be recorded*"]
+    )
+    assert not cassette(pytester, "test_aiohttp[formdata]").exists()
+    assert len(server.requests) == 3, "the refused request went out"
+    [stored] = interactions(cassette(pytester, "test_aiohttp[json]"))
+    assert stored["request"]["json"] == json.loads(json.dumps(BODY))
+    assert stored["request"]["headers"]["content-type"] == "application/json"
+    [form] = interactions(cassette(pytester, "test_aiohttp[form]"))
+    assert form["request"]["body"] == "model=m&prompt=form"
+    assert {"raw": "model=m&prompt=form"} in server.requests
+
+    replayed = run(pytester, "-k", "not formdata")
+    replayed.assert_outcomes(passed=3)
+    assert len(server.requests) == 3, "the replay went live"
