@@ -74,6 +74,10 @@ class Policy(Protocol):
         """Record a blocked attempt (``what``: ``socket connect to host:443``, ...) and
         build the error to raise."""
 
+    def no_proxy(self) -> list[str] | None:
+        """The hosts a child process may reach (its ``NO_PROXY``), or ``None`` to leave
+        children's environment alone (see :mod:`.children`)."""
+
 
 def is_loopback(host: str) -> bool:
     """Whether ``host`` names this machine (``localhost``, 127.0.0.0/8, ``::1``)."""
