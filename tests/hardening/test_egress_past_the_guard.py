@@ -36,6 +36,8 @@ from pytest_agentreplay import EgressBlocked
 from tests.hardening._canary import Canary, loopback_canary
 from tests.hardening._witness import Witness, witness
 
+pytest_plugins = ["pytester"]
+
 BLOCK_LOOPBACK = pytest.mark.agentreplay(block_loopback=True, record_mode="none")
 
 
@@ -179,6 +181,40 @@ class TestWarmConnections:
         with pytest.raises(EgressBlocked, match="over a connection made before the guard"):
             REUSED[client](warmed, server.url)
         assert server.lines() == before, f"{client} sent a request on its warm connection"
+
+
+def test_a_session_warmed_in_a_session_scoped_fixture_is_held(
+    pytester: pytest.Pytester, server: Witness
+) -> None:
+    """The case as reported: a user's ``requests.Session`` fixture of session scope,
+    a test with the marker, and vcrpy off (so the guard, not vcrpy, has to hold)."""
+    pytester.makeini("[pytest]\nagentreplay_vcr = never\n")
+    pytester.makeconftest(
+        f"""
+import pytest, requests
+
+@pytest.fixture(scope="session")
+def client():
+    session = requests.Session()
+    assert session.get("{server.url}/warm-session").text == "ok"
+    yield session
+    session.close()
+"""
+    )
+    pytester.makepyfile(
+        test_user=f"""
+import pytest
+
+@pytest.mark.agentreplay(block_loopback=True)
+def test_reuses_it(client):
+    client.get("{server.url}/in-test")
+"""
+    )
+    result = pytester.runpytest("-p", "no:randomly")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*EgressBlocked*over a connection made before the guard*"])
+    assert "GET /warm-session HTTP/1.1" in server.lines()
+    assert "GET /in-test HTTP/1.1" not in server.lines()
 
 
 def test_a_warm_connection_to_an_allowed_host_is_still_used(
