@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import _socket
 import fnmatch
+import functools
 import ipaddress
 import socket
 import threading
@@ -79,8 +80,12 @@ class Policy(Protocol):
         children's environment alone (see :mod:`.children`)."""
 
 
+@functools.lru_cache(maxsize=1024)
 def is_loopback(host: str) -> bool:
-    """Whether ``host`` names this machine (``localhost``, 127.0.0.0/8, ``::1``)."""
+    """Whether ``host`` names this machine (``localhost``, 127.0.0.0/8, ``::1``).
+
+    Cached: every send on a connection asks it of its peer (see :mod:`.wire`), and
+    parsing an address costs more than the rest of the guard together."""
     host = host.strip("[]").lower()
     if host == "localhost" or host.endswith(".localhost"):
         return True

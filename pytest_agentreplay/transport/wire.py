@@ -42,12 +42,12 @@ def proxied_host(data: Any) -> str | None:
     or an absolute URL (``GET http://host/path``); ``None`` for anything else (an
     origin-form request ``GET /path``, TLS bytes, a body)."""
     try:
-        head = bytes(memoryview(data)[:_LINE_LIMIT])
-    except TypeError:
+        view = memoryview(data).cast("B")
+    except (TypeError, ValueError):
         return None
-    if not head.upper().startswith(_METHODS):
+    if not bytes(view[:8]).upper().startswith(_METHODS):  # most sends: no copy beyond this
         return None
-    parts = head.split(b"\r\n", 1)[0].split(b" ")
+    parts = bytes(view[:_LINE_LIMIT]).split(b"\r\n", 1)[0].split(b" ")
     if len(parts) != 3 or not parts[2].upper().startswith(b"HTTP/"):
         return None
     target = parts[1].decode("latin-1")
