@@ -24,6 +24,7 @@ process's environment.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import inspect
 import os
 import socket
@@ -126,10 +127,13 @@ def install() -> None:
     signature = inspect.signature(original)
 
     def init(self: subprocess.Popen[Any], *args: Any, **kwargs: Any) -> None:
-        if egress.current() is None:
+        bound = None
+        if egress.current() is not None:
+            with contextlib.suppress(TypeError):  # bad arguments: Popen's own error follows
+                bound = signature.bind(self, *args, **kwargs)
+        if bound is None:
             original(self, *args, **kwargs)
             return
-        bound = signature.bind(self, *args, **kwargs)
         bound.arguments["env"] = _child_env(bound.arguments.get("env"))
         original(*bound.args, **bound.kwargs)
 

@@ -115,6 +115,11 @@ class TestLoopbackBlocked:
         assert "NO_PROXY" not in child, "loopback is blocked: nothing is exempt"
 
 
+def test_bad_arguments_get_popens_own_error(scripted_model: object) -> None:
+    with pytest.raises(TypeError, match="unexpected keyword argument 'nonsense'"):
+        subprocess.Popen(["true"], nonsense=1)  # type: ignore[call-overload]
+
+
 def test_a_child_still_reaches_what_the_test_may(server: Witness, scripted_model: object) -> None:
     """Loopback is allowed: ``NO_PROXY`` names it, so a child reaches a local server."""
     child = _python(URLLIB, server.url)
