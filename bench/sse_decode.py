@@ -73,7 +73,7 @@ def _record(chunks: list[bytes]) -> int:
     response = httpx.Response(200, headers={"content-type": "text/event-stream"})
     request = HTTPRequest(method="POST", url="https://x.test/v1", headers=[], content=b"")
     done: list[object] = []
-    sink = InteractionSink(request, response, None, time.monotonic(), done.append)  # type: ignore[arg-type]
+    sink = InteractionSink(request, response, time.monotonic(), done.append)
     for chunk in chunks:
         sink.chunk(chunk)
     sink.end("complete")

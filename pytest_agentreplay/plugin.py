@@ -191,13 +191,20 @@ def failing_model(request: pytest.FixtureRequest, _agentreplay_router: Router) -
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Generator[None, Any, Any]:
     """Remember that the test body failed (a failed test's cassette is not saved over an
-    existing one), and mask secrets in the failure report of every test that ran under
+    existing one), and mask secrets in every report of every test that ran under
     interception: tracebacks show request reprs, locals and messages that can hold a
-    credential."""
-    report = yield
+    credential, and a passing test's captured output reaches JUnit XML
+    (``junit_logging=all``) and ``-rA`` too (issue 18: only failures were masked)."""
+    if call.excinfo is not None and _intercepted(item):
+        from .harness.report_mask import masked_reprs
+
+        with masked_reprs(RunState.of(item.config).mask):
+            report = yield
+    else:
+        report = yield
     if call.when == "call" and call.excinfo is not None:
         TestState.of(item).failed = True
-    if report.failed and _intercepted(item):
+    if _intercepted(item) or (report.skipped and _marked(item)):
         from .harness.report_mask import mask_report
 
         mask_report(report, RunState.of(item.config).mask)  # never raises
@@ -208,6 +215,12 @@ def _intercepted(item: pytest.Item) -> bool:
     """Whether ``item`` ran under a router (its settings were resolved)."""
     state = item.stash.get(TEST_STATE, None)
     return state is not None and state.settings is not None
+
+
+def _marked(item: pytest.Item) -> bool:
+    """Whether ``item`` is marked for the plugin: a test skipped before its fixtures ran
+    was never intercepted, yet its skip reason is ours to mask."""
+    return item.get_closest_marker("agentreplay") is not None
 
 
 @pytest.hookimpl(trylast=True)  # after pytest's own, which runs the test body

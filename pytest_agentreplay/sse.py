@@ -35,6 +35,7 @@ from .errors import SSEDecodeError, SSEEncodeError
 
 __all__ = [
     "Decoded",
+    "LineEnd",
     "SSEDecoder",
     "SSEEncoder",
     "SSEEvent",

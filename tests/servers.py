@@ -12,6 +12,7 @@ request always gets the same bytes, whatever order concurrent requests arrive in
 
 from __future__ import annotations
 
+import gzip
 import http.server
 import json
 import socket
@@ -82,6 +83,17 @@ def _prompt(body: dict[str, Any]) -> str:
     return str(body.get("input", ""))
 
 
+def _request_json(raw: bytes, encoding: str | None) -> Any:
+    """A request body as JSON: gunzipped if it says so; ``{}`` for one that is not JSON
+    (a multipart upload)."""
+    if encoding == "gzip":
+        raw = gzip.decompress(raw)
+    try:
+        return json.loads(raw or b"{}")
+    except ValueError:
+        return {}
+
+
 def _handler(state: ProviderServer) -> type[http.server.BaseHTTPRequestHandler]:
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -91,7 +103,7 @@ def _handler(state: ProviderServer) -> type[http.server.BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length", "0"))
-            body = json.loads(self.rfile.read(length) or b"{}")
+            body = _request_json(self.rfile.read(length), self.headers.get("content-encoding"))
             state.requests.append(body)
             state.headers.append({k.lower(): v for k, v in self.headers.items()})
             state.paths.append(self.path)
@@ -108,11 +120,10 @@ def _handler(state: ProviderServer) -> type[http.server.BaseHTTPRequestHandler]:
                 return
             codec = codec_for(provider)
             ids = IdFactory(_prompt(body)) if state.echo else state.ids
-            ctx = RenderContext(
-                model=str(body.get("model", "m")), request=codec.parse_request(body), ids=ids
-            )
-            if body.get("stream"):
-                self._stream(codec.render_events(step.reply, ctx), step)
+            request = codec.parse_call("POST", self.path, body)  # Gemini: model, stream in the path
+            ctx = RenderContext(model=request.model or "m", request=request, ids=ids)
+            if request.stream:
+                self._stream(codec.render_events(step.reply, ctx), step, codec.sse_line_end)
             else:
                 self._json(json_data(codec.render_body(step.reply, ctx)).encode())
 
@@ -141,14 +152,16 @@ def _handler(state: ProviderServer) -> type[http.server.BaseHTTPRequestHandler]:
             except OSError:  # the client hung up (an endless body ends here)
                 self.close_connection = True
 
-        def _stream(self, events: list[sse.SSEEvent], step: Step) -> None:
+        def _stream(
+            self, events: list[sse.SSEEvent], step: Step, line_end: sse.LineEnd = "\n"
+        ) -> None:
             self.send_response(200)
             self.send_header("content-type", "text/event-stream; charset=utf-8")
             self.send_header("transfer-encoding", "chunked")
             self.end_headers()
             times: list[float] = []
             state.sent_at.append(times)
-            encoder = sse.SSEEncoder()
+            encoder = sse.SSEEncoder(line_end=line_end)
             for i, event in enumerate(events):
                 if step.drop_after is not None and i == step.drop_after:
                     self.connection.shutdown(socket.SHUT_RDWR)

@@ -14,12 +14,12 @@ from __future__ import annotations
 import base64
 import json
 import re
-import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol, get_args
 
 from ..sse import SSEEvent
 from ..transport.encode import StoredEvent
+from .encodings import MAX_DECODED, ContentDecodingError, codings, decode
 
 __all__ = [
     "CASSETTE_VERSION",
@@ -55,9 +55,6 @@ client hung up; the recording was interrupted (Ctrl-C) — refused on replay unl
 explicitly allowed."""
 STREAM_ENDS: frozenset[str] = frozenset(get_args(StreamEnd))
 """The values of :data:`StreamEnd`."""
-
-MAX_DECODED = 64 * 1024 * 1024
-"""Largest body a compressed stored body may expand to (a gzip bomb is refused)."""
 
 _WIRE_ONLY = frozenset({"content-length", "transfer-encoding"})
 _CANONICAL_START = ("interactions:\n- request:\n    method: ", "interactions: []\n")
@@ -277,36 +274,30 @@ def kind_of(value: Any) -> str:
     return kind_name(type(value))
 
 
-def _inflate(raw: bytes, wbits: int) -> bytes:
-    inflater = zlib.decompressobj(wbits)
-    out = inflater.decompress(raw, MAX_DECODED + 1)
-    if len(out) > MAX_DECODED or inflater.unconsumed_tail:
-        raise ValueError(f"the compressed body expands beyond {MAX_DECODED} bytes")
-    return out
-
-
 def decode_content(headers: dict[str, str], raw: bytes) -> tuple[bytes, dict[str, str]]:
-    """Undo a gzip / deflate ``content-encoding`` and drop the header.
+    """Undo a ``content-encoding`` (gzip, deflate, br, zstd, a chain) and drop the header.
 
-    A body already plain despite the header (crewAI stores some that way) is
-    kept and the header dropped; an encoding we cannot undo (``br``, ``zstd``,
-    a corrupt stream) keeps both, so a client still sees what the server sent.
-    Raises ``ValueError`` for a body that would expand beyond :data:`MAX_DECODED`.
+    For reading files other tools wrote, leniently: a body already plain despite a
+    gzip header (crewAI stores some that way) is kept and the header dropped; one the
+    plugin cannot decode (an unknown coding, a missing package, corrupt data) keeps
+    both, so a client still sees what the server sent — and the backstop refuses to
+    write it unread (:mod:`.encodings`). Raises ``ValueError`` for a body that would
+    expand beyond :data:`MAX_DECODED`.
     """
     encoding = headers.get("content-encoding", "").strip().lower()
     if not encoding:
         return raw, headers
     plain = {k: v for k, v in headers.items() if k != "content-encoding"}
-    if encoding == "identity" or not raw:
+    if not raw or not codings(encoding):
+        return raw, plain
+    if encoding in ("gzip", "x-gzip") and raw[:2] != b"\x1f\x8b":
         return raw, plain
     try:
-        if encoding in ("gzip", "x-gzip"):
-            return (_inflate(raw, 16 + zlib.MAX_WBITS) if raw[:2] == b"\x1f\x8b" else raw), plain
-        if encoding == "deflate":
-            return _inflate(raw, zlib.MAX_WBITS if raw[:1] == b"\x78" else -zlib.MAX_WBITS), plain
-    except zlib.error:
+        return decode(raw, encoding), plain
+    except ContentDecodingError as exc:
+        if exc.too_large:
+            raise
         return raw, headers
-    return raw, headers
 
 
 # --- streams ---------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from ..sse import SSEDecoder
 from ..transport.patch import Family
 from ..transport.router import HTTPRequest
 from ..transport.tee import Tee
+from .encodings import BodyDecoder, ContentDecodingError, codings
 from .fields import STREAM_ENDS, normalize_headers, tail
 from .model import Interaction, RecordedEvent, RecordedRequest, RecordedResponse
 from .wire import request_from_wire, response_from_wire
@@ -53,7 +54,6 @@ class InteractionSink:
         self,
         request: HTTPRequest,
         response: Any,
-        family: Family,
         started: float,
         on_done: Callable[[Interaction | str], None],
         *,
@@ -68,7 +68,9 @@ class InteractionSink:
         self.raw_headers = list(response.headers.multi_items())
         self.headers = normalize_headers(dict(response.headers))
         self.streaming = "text/event-stream" in self.headers.get("content-type", "").lower()
-        self.decoder = _content_decoder(family, self.headers.get("content-encoding", ""))
+        self.refused: str | None = None  # why the body cannot be recorded
+        self.encoding = self.headers.get("content-encoding", "")
+        self.decoder = self._decoder(self.encoding)
         self.sse = SSEDecoder(keep_comments=True)
         self.events: list[RecordedEvent] = []
         self.pending = bytearray()  # stream bytes after the last blank line
@@ -77,19 +79,51 @@ class InteractionSink:
         self.too_large = False
         self._lock = threading.Lock()
 
+    def _decoder(self, encoding: str) -> BodyDecoder | None:
+        """The decoder of the body's ``content-encoding``: the body is stored decoded,
+        so that it is scrubbed and scanned (issue 18: a zstd body was stored opaque)."""
+        if not codings(encoding):
+            return None
+        try:
+            return BodyDecoder(encoding, limit=self.max_bytes)
+        except ContentDecodingError as exc:
+            self._refuse(exc)
+            return None
+
+    def _refuse(self, exc: ContentDecodingError) -> None:
+        """Record nothing of this body (the client still gets every byte), and say why."""
+        request = f"{self.request.method} {self.request.url}"
+        what = f"{request}: the response body is encoded ({self.encoding})"
+        if exc.too_large:
+            why = f"{exc.reason}, so it was not recorded (raise max_body_bytes to record it)"
+        else:
+            why = (
+                f"and could not be decoded ({exc.reason}), so it could not be scrubbed and "
+                "was not recorded. Install what is missing, or have the client send "
+                "accept-encoding: gzip"
+            )
+        self.refused = f"{what} {why}."
+        self.events, self.body, self.pending = [], bytearray(), bytearray()
+
     def chunk(self, data: bytes) -> None:
         """Called with each raw chunk on its way to the client."""
         with self._lock:
-            if self.too_large:
+            if self.too_large or self.refused is not None:
                 return
             self.size += len(data)
             if self.size > self.max_bytes:  # not recorded: free what was kept so far
                 self.too_large = True
                 self.events, self.body, self.pending = [], bytearray(), bytearray()
-            elif self.streaming:
-                self._stream(self.decoder.decode(data) if self.decoder is not None else data)
+                return
+            try:
+                plain = self.decoder.feed(data) if self.decoder is not None else data
+            except ContentDecodingError as exc:
+                self._refuse(exc)
+                return
+            if self.streaming:
+                self._stream(plain)
             else:
-                self.body += data  # raw: response_from_wire decodes it as a whole
+                self.body += plain
 
     def _stream(self, data: bytes) -> None:
         t = round(time.monotonic() - self.started, 6)
@@ -106,8 +140,10 @@ class InteractionSink:
     def end(self, how: str) -> None:
         """Called once when the body ended; builds the interaction."""
         with self._lock:
-            if self.streaming and self.decoder is not None and not self.too_large:
-                self._stream(self.decoder.flush())
+            self._flush(complete=how == "complete")
+            if self.refused is not None:
+                self.on_done(self.refused)
+                return
             if self.too_large:
                 self.on_done(
                     f"{self.request.method} {self.request.url}: the response body exceeded "
@@ -118,6 +154,21 @@ class InteractionSink:
             response = self._stream_response() if self.streaming else self._body_response()
             response.end = how if how in STREAM_ENDS else "cut"  # type: ignore[assignment]
             self.on_done(Interaction(request=recorded_request(self.request), response=response))
+
+    def _flush(self, *, complete: bool) -> None:
+        """Decode what the decoder still holds, once the body has ended (a body cut
+        short is decoded as far as it came)."""
+        if self.decoder is None or self.too_large or self.refused is not None:
+            return
+        try:
+            plain = self.decoder.finish(complete=complete)
+        except ContentDecodingError as exc:
+            self._refuse(exc)
+            return
+        if self.streaming:
+            self._stream(plain)
+        else:
+            self.body += plain
 
     def _stream_response(self) -> RecordedResponse:
         fields: dict[str, Any] = {
@@ -132,17 +183,9 @@ class InteractionSink:
         return RecordedResponse(**fields)
 
     def _body_response(self) -> RecordedResponse:
-        return response_from_wire(self.status, self.raw_headers, bytes(self.body))
-
-
-def _content_decoder(family: Family, encoding: str) -> Any:
-    """The client module's own decoder for ``content-encoding`` (gzip, br, zstd...)."""
-    encoding = encoding.strip().lower()
-    if not encoding or encoding == "identity":
-        return None
-    decoders = getattr(getattr(family.module, "_decoders", None), "SUPPORTED_DECODERS", {})
-    factory = decoders.get(encoding)
-    return factory() if factory is not None else None
+        """The whole body, decoded already: the ``content-encoding`` no longer applies."""
+        headers = [(k, v) for k, v in self.raw_headers if k.lower() != "content-encoding"]
+        return response_from_wire(self.status, headers, bytes(self.body))
 
 
 class LiveRecorder:
@@ -179,7 +222,6 @@ class LiveRecorder:
         sink = InteractionSink(
             request,
             response,
-            family,
             started,
             lambda result: self.on_done(sequence, result),
             max_bytes=self.max_bytes,

@@ -29,6 +29,7 @@ from ..transport.answer import (
 )
 from ..transport.egress import EgressBlocked
 from ..transport.playback import Playback
+from .fields import decode_content
 
 if TYPE_CHECKING:  # pydantic models; a recording played as it came loads neither
     from ..model import Fault
@@ -172,7 +173,9 @@ def _body_playback(
         fault = _codec(method, path).as_http_error(fault)
     if fault is not None and fault.kind == "http":
         return for_error(_codec(method, path), fault, RenderContext(), plan)
-    body = b"" if fault is not None and fault.kind == "empty" else response.content()
+    body, encoding = _sent_body(response)
+    if fault is not None and fault.kind == "empty":
+        body, encoding = b"", []
     length: str | None = str(len(body))
     deliver: int | None = None
     ending = "complete"
@@ -184,7 +187,7 @@ def _body_playback(
         # with the length announced then (longer than what came), if there was one,
         # so the client knows the body is short.
         length, ending = response.headers.get("content-length"), _RECORDED_FAULT[response.end]
-    headers = _headers(response) + ([("content-length", length)] if length else [])
+    headers = _headers(response) + encoding + ([("content-length", length)] if length else [])
     return Playback(
         status=response.status,
         headers=headers,
@@ -194,6 +197,25 @@ def _body_playback(
         chunker=plan.chunker,
         on_end=plan.on_end,
     )
+
+
+def _sent_body(response: RecordedResponse) -> tuple[bytes, list[tuple[str, str]]]:
+    """The body to send and its ``content-encoding`` header, if it needs one.
+
+    A stored body is decoded, except raw bytes that an older version (or another tool)
+    kept compressed: they are decoded here so that the client reads what it read when
+    recording, or — when the plugin cannot decode them — sent with their
+    ``content-encoding``, for the client to decode (issue 18: zstd bytes were sent
+    without it, and the client read garbage)."""
+    body = response.content()
+    header = response.headers.get("content-encoding", "")
+    if response.body_b64 is None or not header:
+        return body, []
+    try:
+        plain, left = decode_content({"content-encoding": header}, body)
+    except ValueError:  # it would expand beyond the limit: the client's decoder decides
+        return body, [("content-encoding", header)]
+    return plain, list(left.items())
 
 
 def recorded_reply(codec: Codec, response: RecordedResponse) -> Any:

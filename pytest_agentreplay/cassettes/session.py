@@ -173,7 +173,12 @@ class CassetteSession:
             self._requests += 1
             if index is None and self.recording:
                 self._sent[id(request)] = call
-                return False  # goes out live, and is recorded
+        if index is None and self.recording:
+            # The key a test put in the environment is gone by the time the cassette is
+            # written (monkeypatch undone): the backstop learns it now (issue 18).
+            self.scrubber.remember_environment()
+            return False  # goes out live, and is recorded
+        with self._lock:
             self._pending[id(request)] = _Pending(request, recorded, index, call)
         return True
 
@@ -291,6 +296,7 @@ class CassetteSession:
     def add_recorded(self, interaction: Interaction) -> None:
         """Add an interaction recorded by vcrpy (non-httpx clients); written after the
         httpx ones."""
+        self.scrubber.remember_environment()  # as in claims
         with self._lock:
             self.recorded_elsewhere.append(interaction)
 

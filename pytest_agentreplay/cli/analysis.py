@@ -23,6 +23,7 @@ from ..errors import AgentReplayError
 from ..model import Provider, Reply, Request
 from ..providers import codec_for, detect
 from ..providers.base import Codec, Folded
+from ..providers.routes import target
 from .common import CLIError
 
 __all__ = [
@@ -217,8 +218,9 @@ def _request(view: View) -> None:
     codec = view.codec
     if codec is None or not isinstance(body, dict):
         return
+    request = view.interaction.request
     try:
-        view.request = codec.parse_request(body)
+        view.request = codec.parse_call(request.method, target(request.url), body)
     except (AgentReplayError, ValueError, TypeError) as exc:
         view.request_problem = str(exc)
 

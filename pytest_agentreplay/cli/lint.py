@@ -22,6 +22,7 @@ from .common import EXIT_FINDINGS, EXIT_OK, LINT_CHECKS, Output, cassette_files
 from .lint_checks import (
     Finding,
     LintContext,
+    check_hidden_secrets,
     check_secrets,
     check_stored_headers,
     check_unplayed,
@@ -46,6 +47,7 @@ def lint_file(path: Path, scrubber: Scrubber) -> list[Finding]:
         schema.message += f". {exc.hint}" if exc.hint else ""
         return [schema, *found]
     ctx = LintContext(Source(path, text, fmt, cassette), scrubber)
+    check_hidden_secrets(ctx)
     check_interactions(ctx)
     check_stored_headers(ctx)
     check_unscrubbed(ctx)

@@ -24,6 +24,7 @@ from .redact import changes
 __all__ = [
     "Finding",
     "LintContext",
+    "check_hidden_secrets",
     "check_secrets",
     "check_stored_headers",
     "check_unplayed",
@@ -211,6 +212,25 @@ def check_secrets(path: Path, text: str, scrubber: Scrubber, fmt: str) -> list[F
             )
         )
     return found
+
+
+def check_hidden_secrets(ctx: LintContext) -> None:
+    """``secret``: what the text does not show as text — the decoded bytes of each
+    ``body_b64`` (compressed, or a binary upload), and a stream's text as a client
+    assembles it from its deltas (a key split across events)."""
+    for hit in ctx.scrubber.scan_cassette(ctx.source.cassette):
+        parts = parse_field_path(hit.where)
+        where = ctx.locator.find(parts) if parts and ctx.source.format != "raw-sse" else None
+        ctx.found.append(
+            Finding(
+                str(ctx.source.path),
+                "secret",
+                f"{hit.kind} (value not shown): scrub it, or re-record",
+                where[0] if where else None,
+                where[1] if where else None,
+                hit.where,
+            )
+        )
 
 
 def _line_of(where: str) -> int | None:

@@ -117,6 +117,9 @@ def _body_changes(
             yield Change(where, "redacted")
     if a.body != b.body:
         yield Change(f"{path}.body", "redacted")
+    if a.body_b64 is not None and a.body_b64 != b.body_b64:
+        # A compressed body is stored decoded; a multipart one has text parts redacted.
+        yield Change(f"{path}.body_b64", "decoded" if b.body_b64 is None else "redacted")
 
 
 def _event_changes(a: list[RecordedEvent], b: list[RecordedEvent], path: str) -> Iterator[Change]:
@@ -166,7 +169,7 @@ def _redact_file(path: Path, scrubber: Scrubber, check: bool, output: Output) ->
         scrubbed = scrubber.scrub(cassette)
         found = changes(cassette, scrubbed)
         try:
-            scrubber.check(dumps(scrubbed), path)
+            scrubber.check(dumps(scrubbed), path, cassette=scrubbed)
         except SecretLeakError as exc:
             output.error(CLIError(path, leak_reason(exc)))
             return _Outcome("leak", found)

@@ -30,6 +30,8 @@ from ..errors import CodecError
 from ..model import Fault, ModelCall, Provider, Reply, Request
 from ..providers import codec_for, detect
 from ..providers.base import Codec, IdFactory, RenderContext, json_data
+from ..providers.formats import unspoken
+from ..providers.routes import target, token_count
 from ..transport import answer
 from ..transport.chunking import ChunkingSpec, resolve_chunking
 from ..transport.gate import Gate
@@ -40,7 +42,7 @@ from .serving import Serving
 
 __all__ = ["DEFAULT_HOSTS", "ChunkingSpec", "FakeModel", "HTTPCall", "ScriptItem"]
 
-DEFAULT_HOSTS = ("api.anthropic.com", "api.openai.com")
+DEFAULT_HOSTS = ("api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com")
 
 
 @dataclass(frozen=True)
@@ -257,17 +259,22 @@ class FakeModel(Serving):
     def respond(self, request: HTTPRequest) -> Playback | Deferred:
         route = self._route_for(request)
         assert route is not None
+        counter = token_count(request.method, request.path)
+        if counter is not None:
+            return self._count_tokens(request, codec_for(counter))
         provider = (
             route.provider
             or detect(request.method, request.path[len(route.base_path) :] or "/")
             or detect(request.method, request.path)
         )
         if provider is None:
-            return self._unexpected(request, "the fake serves model calls only")
+            return self._not_a_model_call(request)
         codec = codec_for(provider)
         try:
             body = request.json()
-            parsed = codec.parse_request(body if isinstance(body, dict) else {})
+            parsed = codec.parse_call(
+                request.method, target(request.url), body if isinstance(body, dict) else {}
+            )
         except (ValueError, CodecError) as exc:
             return self._unexpected(request, f"its body is not a valid request: {exc}", codec=codec)
         index = self._log.open(request, parsed)
@@ -316,6 +323,29 @@ class FakeModel(Serving):
         playback = answer.for_reply(codec, reply, ctx, plan, streaming=request.stream)
         self._log.answered(index, None if playback.before_headers else playback.status)
         return playback
+
+    def _count_tokens(self, request: HTTPRequest, codec: Codec) -> Playback:
+        """A token count, answered from the request alone (Gemini's ``countTokens``):
+        no reply of the script is used, no model call is logged."""
+        try:
+            body = request.json()
+        except ValueError as exc:
+            return self._unexpected(request, f"its body is not JSON: {exc}", codec=codec)
+        counted = codec.count_tokens(body if isinstance(body, dict) else {})
+        if counted is None:
+            return self._not_a_model_call(request)
+        headers = [("content-type", codec.json_content_type)]
+        return Playback(status=200, headers=headers, events=[json_data(counted).encode()])
+
+    def _not_a_model_call(self, request: HTTPRequest) -> Playback:
+        """A request no codec speaks fails the test, saying which formats are spoken
+        and which one this request looks like (Cohere's ``POST /v2/chat``...)."""
+        try:
+            body = request.json()
+        except ValueError:
+            body = None
+        why = unspoken(request.method, request.path, body)
+        return self._unexpected(request, f"the fake serves model calls only: {why}")
 
     def _unexpected(self, request: HTTPRequest, why: str, codec: Codec | None = None) -> Playback:
         with self._lock:

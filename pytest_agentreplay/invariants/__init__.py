@@ -9,15 +9,21 @@ ledger) are pure functions of a :class:`~..runlog.RunLog`.
 =========================================  ==================================================
 ``assert_stream_parity``                   JSON and SSE (under many chunkings) give equal logs
 ``assert_single_terminal_step``            every started step ends exactly once; retries start
-                                           fresh step ids at the same index
+                                           fresh step ids at the same index; a retry loop
+                                           that gives up ends its last try ``failed``
 ``assert_no_live_calls``                   nothing reached the network; replay answered every
                                            call from the recording
 ``assert_retries_resend_identical_input``  a retried model call sends the same request body
 ``assert_every_tool_call_answered``        every tool call gets exactly one result
 ``assert_dangling_intent_reissued``        a write-ahead intent left by a crash is re-issued
                                            once on resume and completes once
-``assert_terminal_error_turn``             a failed turn is saved as an error turn, after any
-                                           partial text, with no success event
+``assert_terminal_error_turn``             a failed turn is saved as an error turn, after the
+                                           user's question and the partial text the user saw,
+                                           with no success event
+``assert_error_metadata_reported``         an HTTP error's status and ``retry-after`` reach
+                                           the error record of its step
+``assert_no_model_call_after_interrupt``   once stop is pressed, the turn makes no further
+                                           model call (no retry after the backoff)
 ``assert_no_partial_content_saved``        text of an abandoned (retried) step never reaches
                                            the saved context
 =========================================  ==================================================
@@ -31,18 +37,17 @@ from typing import Any
 from ..runlog import Egress, RunLog
 from ..runlog.adapters.calls import egress_of
 from ..transport.router import Router, active_router
+from .error_reports import check_error_metadata_reported
+from .error_turns import check_terminal_error_turn
+from .interrupts import check_no_model_call_after_interrupt
 from .parity import DEFAULT_CHUNKINGS, ParityRun, compare_runs, parity_async, parity_sync
 from .report import InvariantViolation
-from .steps import (
-    check_no_partial_content_saved,
-    check_retries_resend_identical_input,
-    check_single_terminal_step,
-)
+from .retries import check_no_partial_content_saved, check_retries_resend_identical_input
+from .steps import check_single_terminal_step
 from .turns import (
     check_dangling_intent_reissued,
     check_every_tool_call_answered,
     check_no_live_calls,
-    check_terminal_error_turn,
 )
 
 __all__ = [
@@ -50,8 +55,10 @@ __all__ = [
     "InvariantViolation",
     "ParityRun",
     "assert_dangling_intent_reissued",
+    "assert_error_metadata_reported",
     "assert_every_tool_call_answered",
     "assert_no_live_calls",
+    "assert_no_model_call_after_interrupt",
     "assert_no_partial_content_saved",
     "assert_retries_resend_identical_input",
     "assert_single_terminal_step",
@@ -120,6 +127,11 @@ def assert_single_terminal_step(log: RunLog) -> None:
     next step in the turn has a higher index. An interrupt therefore yields exactly
     one terminal step for the step that was running. A step still running when the
     process died (a ``resumed()`` entry follows its start) has no terminal event.
+
+    Retry exhaustion: a step that ended ``retrying`` with no retry after it, in a turn
+    that then ended (``turn_ended``), was the last try of a retry loop that gave up and
+    must have ended ``failed`` — unless the turn ended ``aborted`` (an interrupt during
+    the backoff) or the run resumed first (the process died during the backoff).
     """
     check_single_terminal_step(log.frozen())
 
@@ -159,14 +171,46 @@ def assert_every_tool_call_answered(log: RunLog) -> None:
 
 
 def assert_terminal_error_turn(
-    log: RunLog, *, turn_id: Any = None, error_kind: str | None = None
+    log: RunLog, *, turn_id: Any = None, error_kind: str | None = None, keep_partial: bool = True
 ) -> None:
     """A failed turn (``turn_id``, default the last turn of the log) is saved as a
     terminal error turn: exactly one assistant message of kind ``error``, saved after
-    any partial text and followed by no other message of the turn; the turn has no
-    success event (``turn_ended`` with outcome ``completed``); and, with
-    ``error_kind``, the last error reported in the turn has that kind."""
-    check_terminal_error_turn(log.frozen(), turn_id=turn_id, error_kind=error_kind)
+    any partial text and followed by no other message of the turn; the user's question
+    is saved (a user message of the turn, or saved without a turn id just before it);
+    the text the failed step had received before the error (its ``text``, else its
+    deltas, else what its model call delivered) is kept in an assistant message saved
+    before the error turn — ``keep_partial=False`` for a runtime that drops it by design;
+    the turn has no success event (``turn_ended`` with outcome ``completed``); and,
+    with ``error_kind``, the last error reported in the turn has that kind."""
+    check_terminal_error_turn(
+        log.frozen(), turn_id=turn_id, error_kind=error_kind, keep_partial=keep_partial
+    )
+
+
+def assert_error_metadata_reported(log: RunLog, *, min_errors: int = 1) -> None:
+    """Every model call answered with an HTTP error is reported with that response's
+    status and ``retry-after``: a 429's wait reaches the error record of its step.
+
+    Each error record (``error_reported``) belongs to the step it names, else to the step
+    that ended last before it; steps are paired with model calls (the *k*-th step started
+    made the *k*-th call). A step that ended ``failed`` on an HTTP error must have a
+    record; every record of a step whose call got an HTTP error must carry its
+    ``status`` and, when the response had one, its ``retry_after`` (in seconds, or the
+    whole seconds of the header). In a log whose steps do not line up with its calls
+    (the SDK retried by itself), the last record goes with the last call that did not
+    complete. At least ``min_errors`` records must be checked.
+    """
+    check_error_metadata_reported(log.frozen(), min_errors=min_errors)
+
+
+def assert_no_model_call_after_interrupt(log: RunLog) -> None:
+    """Once the user pressed stop (``log.interrupt_requested(turn_id)``, logged when it
+    happens), the turn makes no further model call: no step of that turn starts after
+    the interrupt, and — the interrupt having noted how many calls the watched fakes or
+    cassette had received — no model call goes out after it other than those of steps
+    of later turns. This is the check for an interrupt during a retry backoff: the retry
+    must never go out."""
+    check_no_model_call_after_interrupt(log.frozen())
 
 
 def assert_dangling_intent_reissued(log: RunLog, *, key: Any = None) -> None:

@@ -1,5 +1,5 @@
-"""The checks about what a run leaves behind: tool calls answered, failed turns saved
-as error turns, write-ahead intents re-issued once, nothing sent to the network.
+"""The checks about what a run leaves behind: tool calls answered, write-ahead intents
+re-issued once, nothing sent to the network (failed turns: :mod:`.error_turns`).
 
 See :mod:`pytest_agentreplay.invariants` for what each check means.
 """
@@ -7,21 +7,16 @@ See :mod:`pytest_agentreplay.invariants` for what each check means.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from ..model import ModelCall, ToolCall, ToolResult
 from ..runlog.entries import (
     Egress,
-    ErrorReported,
     IntentCompleted,
     IntentIssued,
-    MessageSaved,
     Resumed,
-    StepCompleted,
     ToolCalled,
     ToolResulted,
-    TurnEnded,
 )
 from .report import dump, fail
 
@@ -32,7 +27,6 @@ __all__ = [
     "check_dangling_intent_reissued",
     "check_every_tool_call_answered",
     "check_no_live_calls",
-    "check_terminal_error_turn",
 ]
 
 
@@ -116,151 +110,6 @@ def check_every_tool_call_answered(log: RunLog) -> None:
         _request_tool_problem(call)
 
 
-# --- error turns -------------------------------------------------------------------------
-
-
-def _turn_entries(log: RunLog, turn: str | None) -> list[Any]:
-    if turn is None:
-        return list(log.entries)
-    steps = {s.id for s in log.steps() if s.turn_id == turn}
-    return [
-        e
-        for e in log.entries
-        if getattr(e, "turn_id", None) == turn or getattr(e, "step_id", None) in steps
-    ]
-
-
-def _view(message: MessageSaved) -> dict[str, Any]:
-    return {"role": message.role, "kind": message.kind, "text": message.text}
-
-
-def _error_where(log: RunLog, turn: str | None, entries: list[Any]) -> str:
-    step_ids = [e.step_id for e in entries if isinstance(e, StepCompleted)]
-    step = log.step(step_ids[-1]) if step_ids else None
-    named = "the run" if turn is None else f"turn {turn!r}"
-    return f"{named}, {step.describe()}" if step is not None else named
-
-
-@dataclass(frozen=True)
-class _FailedTurn:
-    """What a failed turn left in the log, as :func:`check_terminal_error_turn` reads it."""
-
-    where: str
-    entries: list[Any]
-    messages: list[MessageSaved]
-    reported: list[ErrorReported]
-
-    @property
-    def errors(self) -> list[MessageSaved]:
-        return [m for m in self.messages if m.kind == "error"]
-
-    @property
-    def saved(self) -> list[dict[str, Any]]:
-        return [_view(m) for m in self.messages]
-
-    @property
-    def expected(self) -> list[dict[str, Any]]:
-        """The saved messages up to the first error turn: what should have been saved."""
-        first = next(i for i, m in enumerate(self.messages) if m.kind == "error")
-        return [_view(m) for m in self.messages[: first + 1]]
-
-    def fail_saved(self, problem: str, expected: list[dict[str, Any]]) -> NoReturn:
-        fail(
-            "assert_terminal_error_turn",
-            self.where,
-            problem,
-            expected,
-            self.saved,
-            labels=("expected", "saved"),
-        )
-
-
-def _failed_turn(log: RunLog, turn_id: Any) -> _FailedTurn:
-    """The turn ``turn_id`` (default: the last turn of the log, else the whole run)."""
-    turns = log.turns()
-    turn = str(turn_id) if turn_id is not None else (turns[-1] if turns else None)
-    entries = _turn_entries(log, turn)
-    return _FailedTurn(
-        where=_error_where(log, turn, entries),
-        entries=entries,
-        messages=[e for e in entries if isinstance(e, MessageSaved)],
-        reported=[e for e in entries if isinstance(e, ErrorReported)],
-    )
-
-
-def _error_turn_saved(turn: _FailedTurn) -> None:
-    """An assistant message of kind ``error`` was saved for the turn."""
-    if turn.errors:
-        return
-    message = turn.reported[-1].message if turn.reported else "(the error)"
-    placeholder = {"role": "assistant", "kind": "error", "text": message}
-    turn.fail_saved(
-        "no error turn was saved: the turn's saved messages end without an assistant "
-        "message of kind 'error'",
-        [*turn.saved, placeholder],
-    )
-
-
-def _error_turn_last(turn: _FailedTurn) -> None:
-    """It is the turn's only error message, and its last message."""
-    errors = turn.errors
-    if len(errors) > 1 or turn.messages[-1] is not errors[0]:
-        turn.fail_saved(
-            "the error turn is not the last message saved for the turn (exactly one error "
-            "message, after any partial text)",
-            turn.expected,
-        )
-
-
-def _error_turn_role(turn: _FailedTurn) -> None:
-    """It is saved as the assistant's."""
-    role = turn.errors[0].role
-    if role != "assistant":
-        turn.fail_saved(
-            f"the error turn is saved with role {role!r}, not 'assistant'", turn.expected
-        )
-
-
-def _no_success_event(turn: _FailedTurn) -> None:
-    """The failed turn did not also report success."""
-    for ended in turn.entries:
-        if isinstance(ended, TurnEnded) and ended.outcome == "completed":
-            fail(
-                "assert_terminal_error_turn",
-                turn.where,
-                "the failed turn also reported success (turn_ended 'completed')",
-                {**dump(ended), "outcome": "failed"},
-                dump(ended),
-            )
-
-
-def _error_kind_is(turn: _FailedTurn, kind: str) -> None:
-    """The last error reported in the turn is classified ``kind``."""
-    last = turn.reported[-1].kind if turn.reported else None
-    if last == kind:
-        return
-    fail(
-        "assert_terminal_error_turn",
-        turn.where,
-        f"the error is classified {last!r}"
-        if turn.reported
-        else "no error was reported for the turn",
-        {"kind": kind},
-        {"kind": last},
-    )
-
-
-def check_terminal_error_turn(
-    log: RunLog, *, turn_id: Any = None, error_kind: str | None = None
-) -> None:
-    """See :func:`~.assert_terminal_error_turn`."""
-    turn = _failed_turn(log, turn_id)
-    for check in (_error_turn_saved, _error_turn_last, _error_turn_role, _no_success_event):
-        check(turn)
-    if error_kind is not None:
-        _error_kind_is(turn, error_kind)
-
-
 # --- write-ahead intents -----------------------------------------------------------------
 
 
@@ -318,23 +167,39 @@ def check_dangling_intent_reissued(log: RunLog, *, key: Any = None) -> None:
     before = [e for e in log.entries[:cut] if isinstance(e, (IntentIssued, IntentCompleted))]
     done = {e.key for e in before if isinstance(e, IntentCompleted)}
     after = log.entries[cut + 1 :]
-    for intent in _dangling(before, done, key):
-        _check_reissue(log, intent, after)
+    dangling = _dangling(before, done, key)
+    # A completed intent issued again is checked first: a resume that starts from the
+    # wrong intent re-issues a completed one *instead of* the dangling one, and
+    # "t1/1 re-issued 0 times" hid the cause (issue 20).
     for k in sorted(done):
-        _check_not_reissued(log, k, after)
+        _check_not_reissued(log, k, after, [i.key for i in dangling])
+    for intent in dangling:
+        _check_reissue(log, intent, after)
 
 
-def _check_not_reissued(log: RunLog, key: str, after: list[Any]) -> None:
+def _check_not_reissued(log: RunLog, key: str, after: list[Any], dangling: list[str]) -> None:
     """An intent completed before the run broke is not issued again on resume."""
     again = [e for e in after if isinstance(e, IntentIssued) and e.key == key]
-    if again:
-        fail(
-            "assert_dangling_intent_reissued",
-            _intent_where(log, again[0]),
-            "it completed before the run broke but was issued again on resume",
-            _expected_done(key),
-            _intent_timeline(log, key),
-        )
+    if not again:
+        return
+    missed = [k for k in dangling if not any(_issues(e, k) for e in after)]
+    hint = (
+        f"; the dangling intent {missed[0]!r} was not re-issued: the resume started from "
+        f"the wrong intent"
+        if missed
+        else ""
+    )
+    fail(
+        "assert_dangling_intent_reissued",
+        _intent_where(log, again[0]),
+        f"it was re-issued on resume although it had completed before the run broke{hint}",
+        _expected_done(key),
+        _intent_timeline(log, key),
+    )
+
+
+def _issues(entry: Any, key: str) -> bool:
+    return isinstance(entry, IntentIssued) and entry.key == key
 
 
 def _expected_done(key: str) -> list[dict[str, Any]]:

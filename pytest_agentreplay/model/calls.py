@@ -19,10 +19,11 @@ from .replies import Reply
 
 __all__ = ["PROVIDERS", "Message", "ModelCall", "Outcome", "Provider", "Request", "Tool"]
 
-Provider = Literal["anthropic", "openai_chat", "openai_responses"]
-"""A provider wire format: Anthropic Messages, OpenAI Chat Completions, OpenAI Responses."""
+Provider = Literal["anthropic", "openai_chat", "openai_responses", "gemini"]
+"""A provider wire format: Anthropic Messages, OpenAI Chat Completions, OpenAI Responses,
+Gemini ``generateContent``."""
 
-PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai_chat", "openai_responses")
+PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai_chat", "openai_responses", "gemini")
 """Every :data:`Provider`, in order."""
 
 Outcome = Literal["completed", "cut", "error_event", "http_error", "timeout", "cancelled"]

@@ -1,4 +1,5 @@
-"""Provider wire codecs: Anthropic Messages, OpenAI Chat Completions, OpenAI Responses.
+"""Provider wire codecs: Anthropic Messages, OpenAI Chat Completions, OpenAI Responses,
+Gemini.
 
 ``codec_for("anthropic")`` gives a provider's codec; ``detect(method, path)``
 tells which provider a request path belongs to (``None`` for anything that is
@@ -33,6 +34,7 @@ _CLASSES: dict[Provider, tuple[str, str]] = {
     "anthropic": (".anthropic", "AnthropicCodec"),
     "openai_chat": (".openai_chat", "OpenAIChatCodec"),
     "openai_responses": (".openai_responses", "OpenAIResponsesCodec"),
+    "gemini": (".gemini", "GeminiCodec"),
 }
 _CODECS: dict[Provider, Codec] = {}
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import CodecError
-from ..sse import SSEEvent
+from ..sse import LineEnd, SSEEvent
 
 if TYPE_CHECKING:  # the reply model (pydantic) is loaded by the codecs, not by replay
     from ..model import Fault, Provider, Reply, Request, Usage
@@ -211,6 +211,9 @@ class Codec(ABC):
     """The error type of an in-stream error event whose fault names none."""
     stream_content_type: ClassVar[str] = "text/event-stream; charset=utf-8"
     json_content_type: ClassVar[str] = "application/json"
+    sse_line_end: ClassVar[LineEnd] = "\n"
+    """How the provider ends the lines of its streams (Google: CRLF; a client that
+    splits events on ``\r\n\r\n`` only would see one endless event otherwise)."""
 
     @abstractmethod
     def handles(self, method: str, path: str) -> bool:
@@ -219,6 +222,15 @@ class Codec(ABC):
     @abstractmethod
     def parse_request(self, body: Mapping[str, Any]) -> Request:
         """A request body in neutral form; raises :class:`CodecError` naming the field."""
+
+    def parse_call(self, method: str, target: str, body: Mapping[str, Any]) -> Request:
+        """A request in neutral form, knowing where it was sent: ``target`` is the path
+        with its query (``/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse``).
+
+        Most providers say everything in the body (:meth:`parse_request`); Gemini puts
+        the model and whether to stream in the path, so its codec overrides this.
+        Callers that know the path use this one."""
+        return self.parse_request(body)
 
     @abstractmethod
     def render_body(self, reply: Reply, ctx: RenderContext) -> dict[str, Any]:
@@ -245,6 +257,12 @@ class Codec(ABC):
     @abstractmethod
     def to_reply(self, body: Mapping[str, Any]) -> Reply:
         """A final JSON body back to a neutral :class:`Reply`."""
+
+    def count_tokens(self, body: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The answer to the provider's token-counting call for ``body``
+        (:func:`~.routes.token_count` finds the endpoint), or ``None`` when a fake
+        does not answer it. Counting is not a model call: no reply is rendered."""
+        return None
 
     @abstractmethod
     def error_response(self, fault: Fault, ctx: RenderContext) -> ErrorResponse:

@@ -27,6 +27,7 @@ model (:mod:`..cassettes.model`); the cassette writer calls it, never the revers
 
 from __future__ import annotations
 
+import base64
 import copy
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -43,6 +44,7 @@ from ..cassettes.model import (
     RecordedResponse,
 )
 from ..errors import AgentReplayError
+from .bodies import decoded, scrub_multipart
 from .rules import Rules
 
 if TYPE_CHECKING:
@@ -192,27 +194,44 @@ class Scrubber:
         return current
 
     def _request(self, r: RecordedRequest) -> RecordedRequest:
+        r = decoded(r)  # a compressed body is scrubbed decoded (issue 18)
         rules = self._rules
         changes: dict[str, Any] = {
             "headers": rules.headers(r.headers),
             "url": rules.url(r.url),
             "json_body": rules.json_value(r.json_body),
         }
-        if r.body is not None:
-            changes["body"] = rules.body_text(r.body, _content_type(r.headers))
+        self._bodies(r, changes)
         return r.replace(**_changed(r, changes))
 
     def _response(self, r: RecordedResponse) -> RecordedResponse:
+        r = decoded(r)
         rules = self._rules
         changes: dict[str, Any] = {
             "headers": rules.headers(r.headers),
             "json_body": rules.json_value(r.json_body),
         }
-        if r.body is not None:
-            changes["body"] = rules.body_text(r.body, _content_type(r.headers))
+        self._bodies(r, changes)
         if r.events is not None:
             changes["events"] = [self._event(e) for e in r.events]
         return r.replace(**_changed(r, changes))
+
+    def _bodies(self, r: RecordedRequest | RecordedResponse, changes: dict[str, Any]) -> None:
+        """A text body scrubbed by its content type; the text parts of a binary multipart
+        upload by name (issue 18: a key in a form field of a file upload was stored)."""
+        content_type = _content_type(r.headers)
+        if r.body is not None:
+            raw = r.body.encode("utf-8")
+            scrubbed = scrub_multipart(raw, content_type, self._rules)
+            if scrubbed is not raw:
+                changes["body"] = scrubbed.decode("utf-8")
+            else:
+                changes["body"] = self._rules.body_text(r.body, content_type)
+        if r.body_b64 is not None:
+            raw = base64.b64decode(r.body_b64)
+            scrubbed = scrub_multipart(raw, content_type, self._rules)
+            if scrubbed is not raw:
+                changes["body_b64"] = base64.b64encode(scrubbed).decode("ascii")
 
     def _event(self, event: RecordedEvent) -> RecordedEvent:
         """An event whose JSON data held a secret, re-serialised compactly; every other
@@ -225,14 +244,25 @@ class Scrubber:
 
     # -- the backstop --------------------------------------------------------------------
 
-    def _hits(self, text: str) -> list[Hit]:
+    def _env_needles(self) -> EnvNeedles:
         # The backstop's patterns (``_secret_scan``) load when text is first checked or
         # masked: a replay that writes nothing and reports nothing never needs them.
-        from .scan import EnvNeedles, find  # noqa: PLC0415 - see above
+        from .scan import EnvNeedles  # noqa: PLC0415 - see above
 
         if self._env is None:
             self._env = EnvNeedles(self._env_source, ignore=(self.placeholder,))
-        return find(text, self._env, self._allow)
+        return self._env
+
+    def _hits(self, text: str) -> list[Hit]:
+        from .scan import find  # noqa: PLC0415 - see _env_needles
+
+        return find(text, self._env_needles(), self._allow)
+
+    def remember_environment(self) -> None:
+        """Watch, from now on, for the API-key values the environment holds now, even
+        once they are gone from it: a test's ``monkeypatch.setenv`` is undone before its
+        cassette is written (issue 18). Called as each live request goes out."""
+        self._env_needles().remember()
 
     def scan(self, text: str) -> list[Finding]:
         """Every secret-looking string in ``text``, located (field path in a YAML or JSON
@@ -248,10 +278,25 @@ class Scrubber:
         masked = {where: self.mask(where) for where in dict.fromkeys(places)}
         return list(dict.fromkeys(Finding(masked[where], kind) for where, kind in unique))
 
-    def check(self, text: str, path: Path | None = None) -> None:
+    def scan_cassette(self, cassette: Cassette) -> list[Finding]:
+        """What a scan of the text cannot see: secrets in the decoded bytes of each
+        ``body_b64`` (a binary upload, a body kept compressed; one that cannot be
+        decoded is a finding too), and secrets split across the events of a stream,
+        found in its text as a client assembles it (see :mod:`.deep_scan`)."""
+        from .deep_scan import deep_findings  # noqa: PLC0415 - see _hits
+
+        found = deep_findings(cassette, self._hits)
+        return list(dict.fromkeys(Finding(self.mask(w), self.mask(k)) for w, k in found))
+
+    def check(
+        self, text: str, path: Path | None = None, *, cassette: Cassette | None = None
+    ) -> None:
         """Raise :class:`SecretLeakError` if ``text`` (the final serialised cassette) still
-        holds a secret; ``path`` is the file the text was headed for."""
+        holds a secret; ``path`` is the file the text was headed for. Given the
+        ``cassette`` the text was dumped from, :meth:`scan_cassette` looks too."""
         findings = self.scan(text)
+        if cassette is not None:
+            findings += [f for f in self.scan_cassette(cassette) if f not in findings]
         if findings:
             raise SecretLeakError(Path(path) if path is not None else None, findings)
 

@@ -5,29 +5,24 @@ every result); :func:`locate` turns an offset in a YAML (or JSON) document into
 the field path of the scalar holding it, by composing the node tree — never by
 constructing objects, so hostile text cannot run code or expand aliases.
 
-False positives matter as much as misses: a backstop that fires on real data gets
-switched off. Each shape therefore starts at a token boundary (the character
-before it is not ``[A-Za-z0-9_-]``, or a JSON/YAML escape such as ``\\n``) and has
-a minimum length and charset; ``sk-...`` must contain a digit. The real corpus
-has ``encrypted_content`` reasoning blobs (URL-safe base64) holding fragments
-like ``Osk-z0QB...`` and ``cHf_3p3...``: the boundary rule is what rejects them
-(in standard base64 ``-`` never occurs, so ``sk-`` cannot appear at all).
+The shapes themselves, and why they hold no false positive on real recordings, are
+in :mod:`.shapes`.
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
 import bisect
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, quote_plus
 
 from .rules import ENV_SUFFIXES
+from .shapes import KEY_SHAPES, Hit, shape_hits
 
 if TYPE_CHECKING:
     import yaml
@@ -36,147 +31,6 @@ __all__ = ["ENV_SUFFIXES", "KEY_SHAPES", "EnvNeedles", "Hit", "find", "locate", 
 
 
 _MIN_ENV_LEN = 8
-_KEYCHAR_STR = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
-_KEYCHARS = frozenset(_KEYCHAR_STR)
-_ESCAPES = frozenset({"\\n", "\\t", "\\r", "\\b", "\\f", "\\/", "\\\\"})
-_URL_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
-
-
-@dataclass(frozen=True, order=True)
-class Hit:
-    """A secret found at ``text[start:end]`` (the value is never kept)."""
-
-    start: int
-    end: int
-    kind: str
-
-
-def _has_digit(token: str) -> bool:
-    return any(c.isdigit() for c in token)
-
-
-def _not_word_like(token: str) -> bool:
-    """``Bearer YOUR_API_KEY_HERE`` in documentation is not a token; random ones are."""
-    return not (re.fullmatch(r"[A-Z_.-]+", token) or re.fullmatch(r"[a-z_.-]+", token))
-
-
-def _basic_credentials(token: str) -> bool:
-    """A ``Basic`` token that decodes to ``user:password``."""
-    try:
-        raw = base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
-    except (binascii.Error, ValueError):
-        return False
-    return b":" in raw and raw.isascii() and raw.decode("ascii").isprintable()
-
-
-@dataclass(frozen=True)
-class _Shape:
-    """A key shape: ``pattern`` (group 1, if any, is the secret part), an optional
-    ``accept`` test on it, and ``lead``: characters one of which must come just before
-    the match. Patterns start with a literal because ``re`` then scans fast (a leading
-    character class is ten times slower), so ``[Bb]earer`` is written as ``earer``
-    with ``lead="Bb"``."""
-
-    kind: str
-    pattern: re.Pattern[str]
-    accept: Callable[[str], bool] | None = None
-    boundary: bool = True
-    lead: str = ""
-
-
-def _shape(
-    kind: str,
-    regex: str,
-    accept: Callable[[str], bool] | None = None,
-    *,
-    boundary: bool = True,
-    lead: str = "",
-) -> _Shape:
-    return _Shape(kind, re.compile(regex), accept, boundary, lead)
-
-
-_TAIL = r"(?![A-Za-z0-9_-])"
-_BEARER = r"[ \t]+([A-Za-z0-9._~+/=-]{16,})"
-_BASIC = r"[ \t]+([A-Za-z0-9+/]{12,}={0,2})"
-KEY_SHAPES: tuple[_Shape, ...] = (
-    _shape("anthropic-key", r"sk-ant-[A-Za-z0-9_-]{20,}"),
-    _shape("openai-key", r"sk-(?!ant-)[A-Za-z0-9_-]{20,}", _has_digit),
-    _shape("stripe-key", r"k_live_[A-Za-z0-9]{20,}", lead="rs"),
-    _shape("google-api-key", r"AIza[0-9A-Za-z_-]{35}" + _TAIL),
-    _shape("google-oauth-token", r"ya29\.[0-9A-Za-z_-]{20,}"),
-    _shape("groq-key", r"gsk_[A-Za-z0-9]{40,}"),
-    _shape("huggingface-token", r"hf_[A-Za-z0-9]{30,}"),
-    _shape("github-token", r"gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,}"),
-    _shape("aws-access-key-id", r"(?:AKIA|ASIA)[A-Z0-9]{16}" + _TAIL),
-    _shape("slack-token", r"xox[abposr]-[A-Za-z0-9-]{10,}", _has_digit),
-    _shape("posthog-key", r"phc_[A-Za-z0-9]{30,}"),
-    _shape("xai-key", r"xai-[A-Za-z0-9]{40,}"),
-    _shape("jwt", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
-    _shape("private-key", r"-----BEGIN [A-Z ]{0,20}PRIVATE KEY-----", boundary=False),
-    *(
-        _shape("bearer-token", word + _BEARER, _not_word_like, lead="Bb")
-        for word in ("earer", "EARER")
-    ),
-    *(
-        _shape("basic-auth", word + _BASIC, _basic_credentials, lead="Bb")
-        for word in ("asic", "ASIC")
-    ),
-)
-"""Known credential shapes, by kind. ``T3BlbkFJ`` (base64 of "OpenAI", the marker in
-OpenAI keys) is searched separately: see :func:`_openai_marker`."""
-
-_MARKER = "T3BlbkFJ"
-_MARKER_TOKEN = (40, 220)  # length of an OpenAI key token around the marker
-_B64_BEFORE = _KEYCHARS | {"+", "/"}  # "=" before a token is a delimiter (key=...)
-_B64_AFTER = _B64_BEFORE | {"="}  # ... but after one it is base64 padding
-
-
-def _at_boundary(text: str, start: int) -> bool:
-    """Whether a token starts at ``start``: after a non-token character, a JSON/YAML
-    escape (``\\n``) or a URL escape (``%20``) — none of which occur in base64."""
-    if start == 0 or text[start - 1] not in _KEYCHARS:
-        return True
-    escaped = text[start - 2 : start] in _ESCAPES
-    return escaped or _URL_ESCAPE.fullmatch(text[start - 3 : start]) is not None
-
-
-def _shape_hits(text: str, shape: _Shape) -> Iterable[Hit]:
-    for match in shape.pattern.finditer(text):
-        start = match.start()
-        if shape.lead:
-            if start == 0 or text[start - 1] not in shape.lead:
-                continue
-            start -= 1
-        if shape.boundary and not _at_boundary(text, start):
-            continue
-        group = 1 if shape.pattern.groups else 0
-        if shape.accept is not None and not shape.accept(match.group(group)):
-            continue
-        yield Hit(match.start(group) if group else start, match.end(group), shape.kind)
-
-
-_NON_KEY = re.compile(r"[^A-Za-z0-9_-]")
-
-
-def _openai_marker(text: str) -> Iterable[Hit]:
-    """A token of key length with ``T3BlbkFJ`` inside, standing alone: not part of a
-    longer base64 run (a base64 PDF mentioning "OpenAI" contains the marker too).
-    Linear time: a token is measured once, however many markers it holds."""
-    shortest, longest = _MARKER_TOKEN
-    done = 0
-    for match in re.finditer(_MARKER, text):
-        if match.start() < done:
-            continue  # inside a token already measured
-        stop = _NON_KEY.search(text, match.end())
-        end = stop.start() if stop else len(text)
-        done = end
-        window = text[max(0, match.start() - longest) : match.start()]
-        start = match.start() - (len(window) - len(window.rstrip(_KEYCHAR_STR)))
-        standalone = (start == 0 or text[start - 1] not in _B64_BEFORE) and (
-            end == len(text) or text[end] not in _B64_AFTER
-        )
-        if standalone and shortest <= end - start <= longest:
-            yield Hit(start, end, "openai-key-marker")
 
 
 # -- environment variables ---------------------------------------------------------------
@@ -232,14 +86,26 @@ class EnvNeedles:
         self._env = env
         self._ignore = frozenset(v.lower() for v in ignore)
         self._needles = _Needles((), None, {})
+        self._remembered: frozenset[tuple[str, str]] = frozenset()
 
     def _current(self) -> Mapping[str, str]:
         return os.environ if self._env is None else self._env
 
+    def _candidates(self) -> frozenset[tuple[str, str]]:
+        env = self._current()
+        return frozenset((k, v) for k, v in env.items() if _is_candidate(k, v, self._ignore))
+
+    def remember(self) -> None:
+        """Keep watching for the values the environment holds now, after they are gone
+        from it. Issue 18: a key a test set with ``monkeypatch.setenv`` (or inside
+        ``mock.patch.dict(os.environ)``) was restored away before the cassette was
+        written, so the backstop no longer knew it and the key reached disk."""
+        found = self._candidates()
+        if not found <= self._remembered:  # swapped as one object: threads may call it
+            self._remembered = self._remembered | found
+
     def _refresh(self) -> _Needles:
-        items = tuple(
-            sorted((k, v) for k, v in self._current().items() if _is_candidate(k, v, self._ignore))
-        )
+        items = tuple(sorted(self._candidates() | self._remembered))
         current = self._needles
         if items == current.items:
             return current
@@ -263,9 +129,7 @@ class EnvNeedles:
 
 def find(text: str, env: EnvNeedles, allow: frozenset[str]) -> list[Hit]:
     """All hits in ``text``, sorted by position; strings in ``allow`` are never hits."""
-    hits: set[Hit] = set(_openai_marker(text))
-    for shape in KEY_SHAPES:
-        hits.update(_shape_hits(text, shape))
+    hits = shape_hits(text)
     hits.update(env.hits(text))
     return sorted(h for h in hits if text[h.start : h.end] not in allow)
 

@@ -25,7 +25,7 @@ API (stable; :mod:`..snapshot` and :mod:`..strategies` build on it)::
     log.intent(key, step_id=None) / log.intent_completed(key)
     log.error_reported(kind, message="", retryable=None, status=None, retry_after=None)
     log.turn_ended(turn_id, outcome="completed")
-    log.resumed()
+    log.interrupt_requested(turn_id) / log.resumed()
 
     log.model_calls / log.entries / log.egress     # the data (pydantic fields); a watched
                                                    # source is re-read at every access
@@ -58,7 +58,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ..jsondiff import json_diff
 from ..model import ModelCall, Usage
-from .adapters.calls import collect
+from .adapters.calls import collect, requests_seen
 from .adapters.openai_agents import openai_agents_entries, openai_agents_event_entry
 from .adapters.pydantic_ai import pydantic_ai_entries
 from .delivered import delivered_text
@@ -69,6 +69,7 @@ from .entries import (
     ErrorReported,
     IntentCompleted,
     IntentIssued,
+    InterruptRequested,
     MessageKind,
     MessageSaved,
     Resumed,
@@ -85,7 +86,10 @@ from .entries import (
     TurnOutcome,
     _Entry,
     as_id,
+    last_step_id,
+    started_entry,
     steps_of,
+    turns_of,
 )
 from .entries import __all__ as __all__
 from .normalize import CallsView, normalize, normalize_log
@@ -232,7 +236,7 @@ class RunLog(BaseModel):
     ) -> StepCompleted:
         """A model step ended with ``outcome``; index, turn and session default to
         those of its start."""
-        started = self._started(str(as_id(step_id)))
+        started = started_entry(self.entries, str(as_id(step_id)))
         if started is not None:
             step_index = started.step_index if step_index is None else step_index
             turn_id = started.turn_id if turn_id is None else turn_id
@@ -252,7 +256,8 @@ class RunLog(BaseModel):
 
     def delta(self, text: str, *, step_id: Any = None, at: Timestamp | None = None) -> Delta:
         """A streamed text delta (defaults to the step started last)."""
-        return self.add(Delta(text=text, step_id=self._step_or_last(step_id), at=at))
+        step_id = last_step_id(self.entries) if step_id is None else step_id
+        return self.add(Delta(text=text, step_id=step_id, at=at))
 
     def tool_call(
         self,
@@ -344,6 +349,15 @@ class RunLog(BaseModel):
         """A turn ended (``completed`` is the success event)."""
         return self.add(TurnEnded(turn_id=turn_id, outcome=outcome, at=at))
 
+    def interrupt_requested(
+        self, turn_id: Any = None, *, at: Timestamp | None = None
+    ) -> InterruptRequested:
+        """The user pressed stop (log it then, not when the runtime notices): notes how
+        many model calls the watched sources had received, for
+        :func:`~..invariants.assert_no_model_call_after_interrupt`."""
+        seen = requests_seen(self._sources) if self._sources else None
+        return self.add(InterruptRequested(turn_id=turn_id, calls_before=seen, at=at))
+
     def resumed(self, *, at: Timestamp | None = None) -> Resumed:
         """The runtime restarted from its store."""
         return self.add(Resumed(at=at))
@@ -382,21 +396,7 @@ class RunLog(BaseModel):
 
     def turns(self) -> list[str]:
         """Turn ids in the order they first appear."""
-        seen: dict[str, None] = {}
-        for entry in self.entries:
-            turn = getattr(entry, "turn_id", None)
-            if turn is not None:
-                seen.setdefault(turn, None)
-        return list(seen)
-
-    def _started(self, step_id: str) -> StepStarted | None:
-        return next((e for e in self.of(StepStarted) if e.step_id == step_id), None)
-
-    def _step_or_last(self, step_id: Any) -> Any:
-        if step_id is not None:
-            return step_id
-        started = self.of(StepStarted)
-        return started[-1].step_id if started else None
+        return turns_of(self.entries)
 
     # --- comparing --------------------------------------------------------------------
 

@@ -21,10 +21,13 @@ __all__ = ["delivered_text"]
 def delivered_text(call: ModelCall) -> str:
     """The text a call got to the client before it ended: all of it for a completed
     call, the part streamed before the cut for a call cut, failed or cancelled
-    mid-stream (re-rendered from the scripted reply), ``""`` when nothing arrived."""
+    mid-stream (re-rendered from the scripted reply), ``""`` when nothing arrived (an
+    error status, ``Fault.empty()``)."""
     reply = call.reply
     if reply is None or (call.status or 200) >= 400:
         return ""
+    if reply.fault is not None and reply.fault.kind == "empty":
+        return ""  # served with no parts at all, whatever reply the plan put under it
     truncated = reply.fault is not None and reply.fault.kind == "truncate"
     if call.outcome == "completed" and not (truncated and call.streaming):
         return reply.text_content
@@ -38,7 +41,10 @@ def _streamed_text(call: ModelCall, reply: Reply) -> str:
     codec = codec_for(call.provider)
     ctx = RenderContext(model=call.request.model or "fake-model", request=call.request)
     whole = reply.model_copy(update={"fault": None})
-    events = list(islice(codec.iter_events(whole, ctx), call.events_sent))
+    # An error event is counted among the events sent, but it is the fault's, not the
+    # reply's: re-rendering it as a reply event added a delta the client never saw.
+    count = call.events_sent - (call.outcome == "error_event")
+    events = list(islice(codec.iter_events(whole, ctx), count))
     try:
         return codec.to_reply(codec.fold_detailed(events).body).text_content
     except (CodecError, KeyError, TypeError, ValueError):

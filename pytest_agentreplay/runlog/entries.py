@@ -2,8 +2,9 @@
 itself: :mod:`pytest_agentreplay.runlog`, which re-exports this module's ``__all__``).
 
 Entries are frozen pydantic models, one class per event, told apart by ``event`` when
-a log is loaded from JSON. ``Timestamp``, :func:`as_id` and :func:`steps_of` serve the
-run log and its adapters; they are not re-exported."""
+a log is loaded from JSON. ``Timestamp``, :func:`as_id` and the readers below
+(:func:`steps_of`, :func:`turns_of`...) serve the run log and its adapters; they are not
+re-exported."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ __all__: tuple[str, ...] = (
     "ErrorReported",
     "IntentCompleted",
     "IntentIssued",
+    "InterruptRequested",
     "MessageKind",
     "MessageSaved",
     "Resumed",
@@ -175,6 +177,18 @@ class TurnEnded(_Entry):
     at: Timestamp | None = None
 
 
+class InterruptRequested(_Entry):
+    """The user asked to stop the turn (pressed stop): logged when it happens, not when
+    the runtime gets round to it. ``calls_before`` is how many model calls the log's
+    watched sources had received by then (``None`` when it watched none), so that the
+    calls made after the interrupt can be told apart."""
+
+    event: Literal["interrupt_requested"] = "interrupt_requested"
+    turn_id: Id | None = None
+    calls_before: int | None = None
+    at: Timestamp | None = None
+
+
 class Resumed(_Entry):
     """The runtime restarted from its store (everything after is the resumed run)."""
 
@@ -193,6 +207,7 @@ Entry = Annotated[
     | IntentCompleted
     | ErrorReported
     | TurnEnded
+    | InterruptRequested
     | Resumed,
     Field(discriminator="event"),
 ]
@@ -270,3 +285,24 @@ def steps_of(entries: Sequence[Entry]) -> list[Step]:
         Step(n, step_id, tuple(s), tuple(e), tuple(p))
         for n, (step_id, (s, e, p)) in enumerate(order.items(), start=1)
     ]
+
+
+def turns_of(entries: Sequence[Entry]) -> list[str]:
+    """The turn ids ``entries`` name, in the order they first appear."""
+    seen: dict[str, None] = {}
+    for entry in entries:
+        turn = getattr(entry, "turn_id", None)
+        if turn is not None:
+            seen.setdefault(turn, None)
+    return list(seen)
+
+
+def started_entry(entries: Sequence[Entry], step_id: str) -> StepStarted | None:
+    """The first start of step ``step_id`` in ``entries``."""
+    return next((e for e in entries if isinstance(e, StepStarted) and e.step_id == step_id), None)
+
+
+def last_step_id(entries: Sequence[Entry]) -> str | None:
+    """The id of the step started last in ``entries`` (what a delta without one belongs to)."""
+    started = [e for e in entries if isinstance(e, StepStarted)]
+    return started[-1].step_id if started else None

@@ -4,13 +4,15 @@ Each strategy is a lowercase function returning a ``SearchStrategy``, documented
 by what it generates and how it shrinks, so a failing property is reported with
 the smallest case that still fails:
 
-* :func:`replies` — model replies (text, tool calls with JSON arguments,
-  thinking, usage, stop reasons); shrinks toward a short plain-text reply.
+* :func:`replies` — model replies (text, tool calls with JSON arguments — or,
+  with ``tools=``, calls of your tools with arguments valid under their JSON
+  schemas — thinking, usage, stop reasons); shrinks toward a short plain-text reply.
 * :func:`faults` — one :class:`~..model.Fault` of the kinds
   asked for; shrinks toward the first kind, the first status, event 0.
 * :func:`fault_plans` — which calls of a run fail and how
   (:class:`~..model.FaultPlan`); shrinks to the fewest
-  calls, the earliest cut, the simplest fault and the simplest reply. Apply a
+  calls, the earliest cut, the simplest fault and the simplest reply; a list of
+  replies pins the conversation shape while the faults vary. Apply a
   plan in one line: ``plan.apply(fake_model)`` or ``plan.apply(agentreplay)``.
 * :func:`chunkings` — ways to cut a byte stream into network chunks, inside
   CRLF and inside multi-byte UTF-8 (:class:`Chunking`, a chunker the fakes and

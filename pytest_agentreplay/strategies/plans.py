@@ -90,14 +90,12 @@ _any_fault = faults  # fault_plans() has a parameter of that name
 def _plans(
     draw: DrawFn,
     *,
-    reply_strategy: SearchStrategy[Reply],
+    answer_lists: SearchStrategy[Sequence[Reply]],
     fault_strategy: SearchStrategy[Fault],
     min_faults: int,
     max_faults: int,
-    min_replies: int,
-    max_replies: int,
 ) -> FaultPlan:
-    answers = draw(st.lists(reply_strategy, min_size=min_replies, max_size=max_replies))
+    answers = list(draw(answer_lists))
     calls: list[Fault | None] = []
     budget = max_faults
     for group in range(max(len(answers), 1)):
@@ -113,13 +111,13 @@ def _plans(
 
 
 def fault_plans(
-    replies: SearchStrategy[Reply] | None = None,
+    replies: SearchStrategy[Reply] | Sequence[Reply | SearchStrategy[Reply]] | None = None,
     *,
     faults: SearchStrategy[Fault] | None = None,
     min_faults: int = 0,
     max_faults: int = 3,
-    min_replies: int = 1,
-    max_replies: int = 1,
+    min_replies: int | None = None,
+    max_replies: int | None = None,
 ) -> SearchStrategy[FaultPlan]:
     """Fault plans: ``min_replies`` to ``max_replies`` answers, and before each
     one the calls that fail first — ``min_faults`` to ``max_faults`` faults in all,
@@ -131,6 +129,13 @@ def fault_plans(
     calls. Keep ``max_faults`` within what your agent is meant to survive, or
     let the property accept a clean give-up.
 
+    **A fixed conversation shape**: ``replies`` may be a list — one item per answer,
+    in order, each a :class:`~..model.Reply` or a strategy of replies — and every
+    plan then answers with exactly those, only the faults varying:
+    ``fault_plans([replies(tools=tools, min_tool_calls=1, max_tool_calls=1),
+    Reply.text("Sunny.")])`` is "a tool call, then text" under every mix of faults.
+    ``min_replies`` / ``max_replies`` are then the list's length.
+
     Apply a plan with ``plan.apply(fake_model)`` (the fake is scripted with it)
     or ``plan.apply(agentreplay)`` (its faults are injected into the replayed
     cassette). Shrinks to the fewest calls, the earliest cut, the simplest fault
@@ -138,16 +143,49 @@ def fault_plans(
     """
     if not 0 <= min_faults <= max_faults:
         raise ValueError(f"need 0 <= min_faults <= max_faults, got {min_faults}, {max_faults}")
-    if not 0 <= min_replies <= max_replies:
-        raise ValueError(f"need 0 <= min_replies <= max_replies, got {min_replies}, {max_replies}")
-    answers = _default_plan_replies() if replies is None else replies
     return _plans(
-        reply_strategy=answers,
+        answer_lists=_answer_lists(replies, min_replies, max_replies),
         fault_strategy=_any_fault() if faults is None else faults,
         min_faults=min_faults,
         max_faults=max_faults,
-        min_replies=min_replies,
-        max_replies=max_replies,
+    )
+
+
+def _answer_lists(
+    replies: object,  # checked here: users pass anything
+    min_replies: int | None,
+    max_replies: int | None,
+) -> SearchStrategy[Sequence[Reply]]:
+    """The answers of a plan: a list drawn from one reply strategy, or a fixed shape."""
+    if replies is None or isinstance(replies, SearchStrategy):
+        low = 1 if min_replies is None else min_replies
+        high = max(low, 1) if max_replies is None else max_replies
+        if not 0 <= low <= high:
+            raise ValueError(f"need 0 <= min_replies <= max_replies, got {low}, {high}")
+        answers: SearchStrategy[Reply] = _default_plan_replies() if replies is None else replies
+        return st.lists(answers, min_size=low, max_size=high)
+    if isinstance(replies, (Reply, str)) or not isinstance(replies, Sequence):
+        raise TypeError(
+            f"replies= takes a strategy of replies or a list of replies (a fixed "
+            f"conversation shape), got {type(replies).__name__}"
+        )
+    shape = [_one_reply(r, i) for i, r in enumerate(replies)]
+    for name, value in (("min_replies", min_replies), ("max_replies", max_replies)):
+        if value is not None and value != len(shape):
+            raise ValueError(
+                f"{name}={value} contradicts the fixed shape of {len(shape)} replies given "
+                f"in replies=; leave it out"
+            )
+    return st.tuples(*shape)
+
+
+def _one_reply(item: object, i: int) -> SearchStrategy[Reply]:
+    if isinstance(item, Reply):
+        return st.just(item)
+    if isinstance(item, SearchStrategy):
+        return item
+    raise TypeError(
+        f"replies[{i}] must be a Reply or a strategy of replies, got {type(item).__name__}"
     )
 
 

@@ -9,6 +9,7 @@ from hypothesis.strategies import DrawFn, SearchStrategy
 
 from ..model import Reply, StopReason, Text, Thinking, ToolCall, Usage
 from .profile import register_profiles
+from .schema import arguments_for, tool_schemas
 
 __all__ = ["json_objects", "replies"]
 
@@ -78,6 +79,8 @@ def replies(
     usage: bool = True,
     stop: bool = True,
     max_tool_calls: int = 2,
+    tools: Any = None,
+    min_tool_calls: int = 0,
 ) -> SearchStrategy[Reply]:
     """Model replies, in the neutral form every provider's codec renders.
 
@@ -89,16 +92,49 @@ def replies(
     ``text`` (default: 1 to 40 characters of any Unicode text UTF-8 can carry).
     Every reply has content: an empty answer is a fault (``Fault.empty()``).
 
+    ``tools`` makes the tool calls those of the agent's tools, as pydantic-ai's
+    ``TestModel`` does: a tool named in ``tools`` with arguments valid under its
+    JSON schema (see :mod:`.schema` for the keywords understood). It takes a mapping
+    of tool name to parameters schema, or a list of tool definitions: the dicts an
+    agent sends to Anthropic or OpenAI, pydantic-ai ``Tool`` objects, openai-agents
+    ``FunctionTool`` objects. ``min_tool_calls=1`` makes every reply call a tool —
+    the first reply of a "tool call, then text" conversation (see
+    :func:`~.plans.fault_plans`).
+
     Shrinks toward a short plain-text reply: the plain branch first, then the
-    fewest parts, no usage, no stop, the shortest text.
+    fewest parts, no usage, no stop, the shortest text; a tool call toward the
+    first tool and its simplest valid arguments.
     """
+    if not 0 <= min_tool_calls <= max_tool_calls:
+        raise ValueError(
+            f"need 0 <= min_tool_calls <= max_tool_calls, got {min_tool_calls}, {max_tool_calls}"
+        )
+    if (tools is not None or min_tool_calls) and not tool_calls:
+        raise ValueError("tools= and min_tool_calls= need tool_calls=True")
     texts = _TEXT if text is None else text
     plain = st.builds(Reply.text, texts)
     if not (tool_calls or thinking or usage or stop):
         return plain
     # Strategies are built once here, not in every draw: building a recursive
     # strategy is costly, and hypothesis caches what it can per strategy object.
-    one_call = st.builds(ToolCall, name=_TOOL_NAMES, args=json_objects())
-    calls = st.lists(one_call, max_size=max_tool_calls) if tool_calls else _NO_CALLS
+    one_call = _tool_call(tools)
+    calls = (
+        st.lists(one_call, min_size=min_tool_calls, max_size=max_tool_calls)
+        if tool_calls
+        else _NO_CALLS
+    )
     rich = _rich_replies(texts=texts, calls=calls, thinking=thinking, usage=usage, stop=stop)
-    return plain | rich
+    return rich if min_tool_calls else plain | rich
+
+
+def _tool_call(tools: Any) -> SearchStrategy[ToolCall]:
+    """One tool call: of any name with any JSON-object arguments, or of one of
+    ``tools`` with arguments its schema accepts."""
+    if tools is None:
+        return st.builds(ToolCall, name=_TOOL_NAMES, args=json_objects())
+    return st.one_of(
+        [
+            st.builds(ToolCall, name=st.just(name), args=arguments_for(schema))
+            for name, schema in tool_schemas(tools).items()
+        ]
+    )

@@ -22,7 +22,7 @@ from itertools import chain, islice
 from typing import TYPE_CHECKING
 
 from ..providers.base import Codec, RenderContext, json_data
-from ..sse import SSEEvent
+from ..sse import LineEnd, SSEEvent
 from .chunking import Chunker, Chunking
 from .encode import Event, encode_lazily
 from .gate import Gate
@@ -90,14 +90,16 @@ class Framing:
     """How a stream goes out around its events: the status and headers sent first
     (``None``: the codec's), whether the events' comment lines are kept, an
     unterminated ``tail`` sent after the last event (unless a fault cuts the body
-    first), and the ``schedule`` pacing the events (see
-    :attr:`~.playback.Playback.schedule`)."""
+    first), the ``schedule`` pacing the events (see
+    :attr:`~.playback.Playback.schedule`), and how lines end (a fake's stream ends
+    them as its provider does, :attr:`~..providers.base.Codec.sse_line_end`)."""
 
     status: int = 200
     headers: Sequence[tuple[str, str]] | None = None
     comments: bool = False
     tail: bytes = b""
     schedule: Sequence[float] | None = None
+    line_end: LineEnd = "\n"
 
 
 def for_stream(events: Iterable[Event], plan: Plan, framing: Framing) -> Playback:
@@ -107,7 +109,9 @@ def for_stream(events: Iterable[Event], plan: Plan, framing: Framing) -> Playbac
     return Playback(
         status=framing.status,
         headers=list(framing.headers or ()),
-        events=encode_lazily(events, comments=framing.comments, tail=framing.tail),
+        events=encode_lazily(
+            events, comments=framing.comments, tail=framing.tail, line_end=framing.line_end
+        ),
         chunker=plan.chunker,
         gates=dict(plan.extra_gates),
         delay=plan.delay,
@@ -126,7 +130,7 @@ def for_events(
     framing: Framing | None = None,
 ) -> Playback:
     """A streamed response of ``events`` with ``fault`` striking after its event count."""
-    framing = framing or Framing()
+    framing = framing or Framing(line_end=codec.sse_line_end)
     if framing.headers is None:  # drawn first, whatever the fault: ids come in one order
         framing = replace(framing, headers=_headers(codec, ctx, streaming=True))
     if fault is None:
@@ -139,7 +143,12 @@ def for_events(
     return Playback(
         status=framing.status,
         headers=list(framing.headers or ()),
-        events=encode_lazily(strike.events, comments=framing.comments, tail=strike.tail(framing)),
+        events=encode_lazily(
+            strike.events,
+            comments=framing.comments,
+            tail=strike.tail(framing),
+            line_end=framing.line_end,
+        ),
         deliver=strike.deliver,
         ending=strike.ending,
         chunker=plan.chunker,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Protocol
 
-from ..sse import SSEEncoder, SSEEvent
+from ..sse import LineEnd, SSEEncoder, SSEEvent
 
 __all__ = ["Event", "StoredEvent", "encode_lazily"]
 
@@ -48,15 +48,20 @@ Event = SSEEvent | StoredEvent
 
 
 def encode_lazily(
-    events: Iterable[Event], *, comments: bool = False, tail: bytes = b""
+    events: Iterable[Event],
+    *,
+    comments: bool = False,
+    tail: bytes = b"",
+    line_end: LineEnd = "\n",
 ) -> Iterator[bytes]:
     """Encode events one at a time, as they are pulled (time to first byte stays flat);
     ``tail`` (an unterminated last line, as a recording may end) follows them. Stored
-    events that need the general encoder are converted to SSE events one by one."""
-    encoder = SSEEncoder(comments=comments)
+    events that need the general encoder are converted to SSE events one by one.
+    ``line_end`` ends every line (Google frames its streams with CRLF)."""
+    encoder = SSEEncoder(comments=comments, line_end=line_end)
     ids = False  # once an event sets an id, the encoder tracks it for every later event
     for event in events:
-        plain = None if ids else _plain(event, comments)
+        plain = None if ids or line_end != "\n" else _plain(event, comments)
         if plain is None:
             ids = ids or bool(event.id)
             plain = encoder.encode(event if isinstance(event, SSEEvent) else event.to_sse())

@@ -21,7 +21,6 @@ from typing import Any
 
 import anthropic
 import httpx2
-import openai
 
 from pytest_agentreplay.model import Usage
 from pytest_agentreplay.runlog import RunLog
@@ -40,12 +39,22 @@ BUGS = frozenset(
         "no_reissue",  # resume forgets dangling write-ahead intents
         "double_reissue",  # resume re-issues a dangling intent twice
         "success_instead_of_error",  # a failed turn is saved as if it had succeeded
+        "exhaustion_left_retrying",  # the last try of a retry loop that gives up says "retrying"
+        "drop_partial_on_error",  # the text streamed before an error is not saved
+        "question_saved_with_answer",  # the user's question is saved only with its answer
+        "drop_retry_after",  # the error record forgets the response's retry-after
+        "sleep_through_interrupt",  # the backoff before a retry ignores the stop button
+        "resume_from_turn_start",  # resume re-runs the turn from its first step
     }
 )
 
 
 class SimulatedCrashError(Exception):
     """The process died (simulated): the runtime does nothing more."""
+
+
+class _StoppedError(Exception):
+    """The user pressed stop during a backoff."""
 
 
 class _StreamCutError(Exception):
@@ -103,7 +112,9 @@ def _classify(exc: anthropic.APIStatusError) -> TurnFailedError:
 
 class ToyAgent:
     """See the module docs. ``crash_on_cut`` makes an interrupted stream kill the process
-    (leaving the write-ahead intent dangling) instead of being retried."""
+    (leaving the write-ahead intent dangling) instead of being retried;
+    ``retry_rate_limits`` retries a 429 after its ``retry-after`` (or until
+    :attr:`stop` is set), waiting with ``sleep`` when the backoff ignores the stop."""
 
     def __init__(
         self,
@@ -117,13 +128,17 @@ class ToyAgent:
         crash_on_cut: bool = False,
         session_id: str = "session-a",
         base_url: str | None = None,
+        retry_rate_limits: bool = False,
+        sleep: Callable[[float], Any] = asyncio.sleep,
     ) -> None:
         assert set(bugs) <= BUGS, set(bugs) - BUGS
         self.log, self.store, self.stream = log, store or Store(), stream
         self.tools, self.retry_limit, self.bugs = tools or {}, retry_limit, set(bugs)
         self.crash_on_cut, self.session_id = crash_on_cut, session_id
         self.client = anthropic.AsyncAnthropic(api_key="test", max_retries=0, base_url=base_url)
+        self.retry_rate_limits, self.sleep, self.stop = retry_rate_limits, sleep, asyncio.Event()
         self._open_step: str | None = None
+        self._unsaved: list[dict[str, Any]] = []  # bug "question_saved_with_answer"
 
     # --- the saved context ---------------------------------------------------------------
 
@@ -142,11 +157,12 @@ class ToyAgent:
             self.log.message(role, text, kind=kind, step_id=step_id, turn_id=turn_id)
 
     def _history(self) -> list[dict[str, Any]]:
-        return [
+        saved = [
             {"role": m["role"], "content": m["content"]}
             for m in self.store.messages
             if m["kind"] == "message"
         ]
+        return saved + self._unsaved
 
     # --- one model call ----------------------------------------------------------------
 
@@ -226,7 +242,8 @@ class ToyAgent:
                 if self.crash_on_cut:
                     raise SimulatedCrashError(key) from cut
                 last = attempt == self.retry_limit
-                self._end(step_id, "failed" if last else "retrying", text=cut.partial)
+                gave_up = "retrying" if "exhaustion_left_retrying" in self.bugs else "failed"
+                self._end(step_id, gave_up if last else "retrying", text=cut.partial)
                 buffer += cut.partial
                 if last:
                     raise TurnFailedError(
@@ -238,6 +255,10 @@ class ToyAgent:
                     ) from cut
                 continue
             except anthropic.APIStatusError as exc:
+                if self._backs_off(exc, attempt):
+                    self._end(step_id, "retrying")
+                    await self._backoff(exc.response.headers.get("retry-after"))
+                    continue
                 self._end(step_id, "failed")
                 failure = _classify(exc)
                 failure.step_id, failure.partial = step_id, getattr(exc, "partial", "")
@@ -256,16 +277,38 @@ class ToyAgent:
             return result
         raise AssertionError("unreachable")
 
+    def _backs_off(self, exc: anthropic.APIStatusError, attempt: int) -> bool:
+        return self.retry_rate_limits and exc.status_code == 429 and attempt < self.retry_limit
+
+    async def _backoff(self, retry_after: str | None) -> None:
+        """Wait before a retry; the stop button ends the wait and the turn."""
+        wait = float(retry_after or 1)
+        if "sleep_through_interrupt" in self.bugs:
+            await self.sleep(wait)  # the stop button is not looked at: the retry goes out
+            return
+        try:
+            await asyncio.wait_for(self.stop.wait(), wait)
+        except TimeoutError:
+            return
+        raise _StoppedError
+
     # --- turns -------------------------------------------------------------------------------
 
     async def run_turn(self, text: str, *, turn_id: str | None = None) -> str | None:
         """One user turn: the answer, or ``None`` when the turn failed (saved as an error)."""
         turn_id = turn_id or uuid.uuid4().hex
-        self._save("user", [{"type": "text", "text": text}], turn_id=turn_id)
+        question = [{"type": "text", "text": text}]
+        if "question_saved_with_answer" in self.bugs:
+            self._unsaved = [{"role": "user", "content": question}]
+        else:
+            self._save("user", question, turn_id=turn_id)
         try:
             return await self._loop(turn_id, 0)
         except TurnFailedError as failure:
             self._fail_turn(turn_id, failure)
+            return None
+        except _StoppedError:
+            self.log.turn_ended(turn_id, "aborted")
             return None
         except asyncio.CancelledError:
             if self._open_step is not None:  # close a step its own handler left open
@@ -281,6 +324,9 @@ class ToyAgent:
                 {"type": "tool_use", "id": c.id, "name": c.name, "input": c.input}
                 for c in result.tool_calls
             ]
+            for unsaved in self._unsaved:  # bug "question_saved_with_answer": saved only now
+                self._save("user", unsaved["content"], turn_id=turn_id)
+            self._unsaved = []
             self._save("assistant", content, step_id=result.step_id, turn_id=turn_id)
             if not result.tool_calls:
                 self.log.turn_ended(turn_id, "completed")
@@ -321,7 +367,7 @@ class ToyAgent:
             )
             self.log.turn_ended(turn_id, "completed")
             return
-        if failure.partial:
+        if failure.partial and "drop_partial_on_error" not in self.bugs:
             self._save(
                 "assistant",
                 [{"type": "text", "text": failure.partial}],
@@ -340,7 +386,7 @@ class ToyAgent:
             failure.message,
             retryable=failure.retryable,
             status=failure.status,
-            retry_after=failure.retry_after,
+            retry_after=None if "drop_retry_after" in self.bugs else failure.retry_after,
             step_id=step,
             turn_id=turn_id,
         )
@@ -353,42 +399,9 @@ class ToyAgent:
             if "no_reissue" in self.bugs:
                 continue
             turn_id, index = key.rsplit(":", 1)
+            start = 0 if "resume_from_turn_start" in self.bugs else int(index)
             for _ in range(2 if "double_reissue" in self.bugs else 1):
-                await self._loop(turn_id, int(index))
+                await self._loop(turn_id, start)
 
     async def aclose(self) -> None:
         await self.client.close()
-
-
-async def chat_answer(question: str, *, stream: bool, include_usage: bool = True) -> RunLog:
-    """A one-step agent on the real ``openai`` SDK (Chat Completions). Streaming without
-    ``stream_options={"include_usage": True}`` gets no usage: a classic parity bug."""
-    log = RunLog()
-    client = openai.AsyncOpenAI(api_key="test", max_retries=0)
-    messages = [{"role": "user", "content": question}]
-    step_id = uuid.uuid4().hex
-    log.step_started(step_id, step_index=0, turn_id="turn-1", at=time.time())
-    text, usage = "", None
-    if stream:
-        extra = {"stream_options": {"include_usage": True}} if include_usage else {}
-        chunks = await client.chat.completions.create(
-            model="gpt-4o", messages=messages, stream=True, **extra
-        )  # type: ignore[call-overload]
-        async for chunk in chunks:
-            if chunk.choices and chunk.choices[0].delta.content:
-                text += chunk.choices[0].delta.content
-                log.delta(chunk.choices[0].delta.content, step_id=step_id)
-            if chunk.usage is not None:
-                usage = chunk.usage
-    else:
-        completion = await client.chat.completions.create(model="gpt-4o", messages=messages)  # type: ignore[arg-type]
-        text, usage = completion.choices[0].message.content or "", completion.usage
-    tokens = (
-        None
-        if usage is None
-        else Usage(input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens)
-    )
-    log.step_completed(step_id, usage=tokens, text=text, at=time.time())
-    log.message("assistant", text, step_id=step_id, turn_id="turn-1")
-    await client.close()
-    return log

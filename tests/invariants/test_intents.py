@@ -4,14 +4,15 @@ is re-issued exactly once on resume and completes exactly once.
 The toy runtime writes an intent before each model step and a completion after;
 `crash_on_cut` makes the process die when the stream is cut, leaving the intent
 dangling in its store. A new runtime over the same store resumes. Seeded bugs:
-resume forgets the dangling intent; resume re-issues it twice.
+resume forgets the dangling intent; resume re-issues it twice; resume re-runs the
+turn from its first step, re-sending an intent that had completed.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from pytest_agentreplay import FakeModel, Reply, invariants
+from pytest_agentreplay import FakeModel, Fault, Reply, invariants
 from pytest_agentreplay.invariants import InvariantViolation
 from pytest_agentreplay.runlog import IntentIssued, RunLog
 from tests.invariants._toy import SimulatedCrashError, Store, ToyAgent
@@ -75,6 +76,54 @@ async def test_a_resume_that_reissues_twice_fails(interrupting_model: FakeModel)
     assert '[4]: new logged: {"event":"intent","key":"t1:0"}' in str(failure.value)
 
 
+async def _crash_in_the_second_step(fake: FakeModel, bugs: set[str]) -> RunLog:
+    """A tool round completes intent t1:0; the stream of t1:1 is cut and the process dies."""
+    fake.script(
+        Reply.tool_call("weather", {"city": "Leeds"}),
+        Reply.text("It is sun", fault=Fault.cut(after_events=4)),
+        Reply.text(ANSWER),
+    )
+    log = RunLog.from_fake(fake)
+    store = Store()
+    tools = {"weather": lambda args: "sunny"}
+    with pytest.raises(SimulatedCrashError):
+        await ToyAgent(log=log, store=store, tools=tools, crash_on_cut=True).run_turn(
+            "Weather in Leeds?", turn_id="t1"
+        )
+    assert store.wal == {"t1:0": "done", "t1:1": "pending"}
+    await ToyAgent(log=log, store=store, tools=tools, bugs=bugs).resume()
+    return log
+
+
+@pytest.mark.anyio
+async def test_resume_reissues_only_the_dangling_step(scripted_model: FakeModel) -> None:
+    log = await _crash_in_the_second_step(scripted_model, set())
+
+    invariants.assert_dangling_intent_reissued(log)
+    assert [e.key for e in log.of(IntentIssued)] == ["t1:0", "t1:1", "t1:1"]
+
+
+@pytest.mark.anyio
+async def test_a_resume_that_resends_a_completed_intent_names_it(
+    scripted_model: FakeModel,
+) -> None:
+    """Issue 20: the message said "t1:1 re-issued 0 times", not what went wrong."""
+    log = await _crash_in_the_second_step(scripted_model, {"resume_from_turn_start"})
+    again = log.steps()[-1]  # the resumed run's step, which re-issued t1:0
+
+    with pytest.raises(InvariantViolation) as failure:
+        invariants.assert_dangling_intent_reissued(log)
+
+    assert str(failure.value).splitlines() == [
+        f"assert_dangling_intent_reissued failed at {again.describe()}, intent 't1:0': it was "
+        f"re-issued on resume although it had completed before the run broke; the dangling "
+        f"intent 't1:1' was not re-issued: the resume started from the wrong intent",
+        "  diff:",
+        '    [3]: new logged: {"event":"intent","key":"t1:0"}',
+        '    [4]: new logged: {"event":"intent_completed","key":"t1:0"}',
+    ]
+
+
 @pytest.mark.parametrize(
     ("steps", "problem"),
     [
@@ -94,7 +143,7 @@ async def test_a_resume_that_reissues_twice_fails(interrupting_model: FakeModel)
         ),
         pytest.param(
             ["intent a", "done a", "intent b", "resume", "intent b", "done b", "intent a"],
-            "it completed before the run broke but was issued again",
+            "it was re-issued on resume although it had completed before the run broke",
             id="redone",
         ),
     ],

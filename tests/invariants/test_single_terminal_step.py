@@ -3,7 +3,8 @@
 The toy runtime runs on the real anthropic SDK against the plugin's fakes: an
 interrupted stream is retried in a fresh step, a user interrupt cancels a held
 request. Seeded bugs: a `finally` that logs a second terminal event on interrupt,
-and a retry that keeps the step id of the try it repeats.
+a retry that keeps the step id of the try it repeats, and a retry loop that gives
+up with its last try still saying "retrying".
 """
 
 from __future__ import annotations
@@ -86,6 +87,45 @@ async def test_a_retry_that_keeps_the_step_id_fails(interrupting_model: FakeMode
     assert "step #1 (id " in str(failure.value)
 
 
+@pytest.mark.anyio
+async def test_retry_exhaustion_ends_the_last_try_failed(interrupting_model: FakeModel) -> None:
+    interrupting_model.interrupt(times=2)  # three cuts: the toy's limit is two retries
+    interrupting_model.check_unused = False  # every try is cut
+    interrupting_model.script(Reply.text(ANSWER))
+    log = RunLog.from_fake(interrupting_model)
+
+    assert await ToyAgent(log=log).run_turn("Why?", turn_id="t1") is None
+
+    invariants.assert_single_terminal_step(log)
+    assert [s.outcome for s in log.steps()] == ["retrying", "retrying", "failed"]
+
+
+@pytest.mark.anyio
+async def test_retry_exhaustion_that_leaves_the_last_try_retrying_fails(
+    interrupting_model: FakeModel,
+) -> None:
+    """Issue 20: "the last try ends failed" could not be asserted."""
+    interrupting_model.interrupt(times=2)
+    interrupting_model.check_unused = False
+    interrupting_model.script(Reply.text(ANSWER))
+    log = RunLog.from_fake(interrupting_model)
+    await ToyAgent(log=log, bugs={"exhaustion_left_retrying"}).run_turn("Why?", turn_id="t1")
+    last = log.steps()[-1]
+
+    with pytest.raises(InvariantViolation) as failure:
+        invariants.assert_single_terminal_step(log)
+
+    lines = str(failure.value).splitlines()
+    assert lines[0] == (
+        f"assert_single_terminal_step failed at {last.describe()}: it ended 'retrying' but no "
+        f"retry followed before its turn ended 'failed': the last try of a retry loop that "
+        f"gives up must end 'failed' (or the turn 'aborted', when an interrupt stopped the "
+        f"backoff)"
+    )
+    assert lines[1:] == ["  diff:", "    [1].outcome: expected 'failed', logged 'retrying'"]
+    assert failure.value.where == last.describe() and last.ordinal == 3
+
+
 # --- the rules, one hand-written log each ---------------------------------------------------
 
 
@@ -159,6 +199,34 @@ def test_a_step_running_when_the_process_died_needs_no_end() -> None:
             "its terminal event names a different index, turn or session",
             id="other-turn",
         ),
+        pytest.param(
+            _log(start("a"), end("a", "retrying"), ("turn_ended", ("t", "failed"), {})),
+            "step #1 (id 'a', index 0, turn 't')",
+            "it ended 'retrying' but no retry followed before its turn ended 'failed'",
+            id="exhausted-retrying",
+        ),
+        pytest.param(
+            _log(
+                start("a"),
+                end("a", "retrying"),
+                start("b"),
+                end("b", "retrying"),
+                ("turn_ended", ("t", "completed"), {}),
+            ),
+            "step #2 (id 'b', index 0, turn 't')",
+            "no retry followed before its turn ended 'completed'",
+            id="given-up-but-completed",
+        ),
+        pytest.param(
+            _log(
+                start("a", turn_id=None),
+                end("a", "retrying"),
+                ("turn_ended", (), {"outcome": "failed"}),
+            ),
+            "step #1 (id 'a', index 0)",
+            "no retry followed before its turn ended 'failed'",
+            id="exhausted-without-turn-ids",
+        ),
     ],
 )
 def test_each_rule_names_the_step(log: RunLog, where: str, problem: str) -> None:
@@ -179,6 +247,42 @@ def test_new_turns_restart_the_index_and_aborted_retries_are_fine() -> None:
         start("c", 1, turn_id="t2"),
         end("c"),
     )
+    invariants.assert_single_terminal_step(log)
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        pytest.param(_log(start("a"), end("a", "retrying")), id="turn-still-running"),
+        pytest.param(
+            _log(start("a"), end("a", "retrying"), ("turn_ended", ("t", "aborted"), {})),
+            id="interrupted-during-the-backoff",
+        ),
+        pytest.param(
+            _log(
+                start("a"),
+                end("a", "retrying"),
+                ("resumed", (), {}),
+                ("turn_ended", ("t", "failed"), {}),
+            ),
+            id="died-during-the-backoff",
+        ),
+        pytest.param(
+            _log(
+                start("a"),
+                end("a", "retrying"),
+                start("b", turn_id="t2"),
+                end("b"),
+                ("turn_ended", ("t2", "completed"), {}),
+                start("c"),
+                end("c"),
+                ("turn_ended", ("t", "completed"), {}),
+            ),
+            id="retried-after-another-turn-ended",
+        ),
+    ],
+)
+def test_a_retrying_step_without_a_retry_is_fine_unless_its_turn_gave_up(log: RunLog) -> None:
     invariants.assert_single_terminal_step(log)
 
 

@@ -34,7 +34,8 @@ from pytest_agentreplay.model import Request
 from pytest_agentreplay.providers import codec_for
 from pytest_agentreplay.providers.base import RenderContext
 from pytest_agentreplay.runlog import Delta, RunLog, StepCompleted
-from tests.invariants._toy import ToyAgent, chat_answer
+from tests.invariants._chat import chat_answer
+from tests.invariants._toy import ToyAgent
 
 CORPUS_STREAM = (
     Path(__file__).parent.parent / "corpus/real/anthropic/anthropic-sdk__basic_response.sse.txt"

@@ -61,6 +61,7 @@ def test_a_log_round_trips_through_json() -> None:
     log.intent_completed("k")
     log.error_reported("rate_limit", "quota exceeded", retryable=True, status=429, retry_after="5")
     log.turn_ended("t", "failed")
+    log.interrupt_requested("t")
     log.resumed()
 
     again = RunLog.model_validate_json(log.model_dump_json())
@@ -74,6 +75,7 @@ def test_a_log_round_trips_through_json() -> None:
         "IntentCompleted",
         "ErrorReported",
         "TurnEnded",
+        "InterruptRequested",
         "Resumed",
     ]
 
@@ -101,6 +103,33 @@ def test_model_calls_are_read_from_the_fake_whenever_the_log_is_read() -> None:
     assert log.sources == (fake,)
     assert len(log.model_dump()["model_calls"]) == 2
     assert log.frozen().sources == () and log.frozen() == log
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        pytest.param(Fault.error_event("overloaded_error", after_events=5), id="error-event"),
+        pytest.param(Fault.empty(), id="empty"),  # served without the reply's parts
+    ],
+)
+def test_delivered_text_is_what_the_client_saw_before_the_fault(fault: Fault) -> None:
+    """The error event was re-rendered as one more text delta, and an empty reply gave
+    back the text of the reply a plan had put under it (issue 20: both made the error
+    turn check expect text the user never saw)."""
+    seen: list[str] = []
+    with FakeModel(Reply.text("The first half of an answer", fault=fault)) as fake:
+        client = anthropic.Anthropic(api_key="test", max_retries=0)
+        try:
+            with client.messages.stream(
+                model="m", max_tokens=9, messages=[{"role": "user", "content": "a"}]
+            ) as stream:
+                seen.extend(stream.text_stream)
+        except anthropic.APIStatusError:
+            pass
+
+    [call] = fake.log
+    assert delivered_text(call) == "".join(seen)
+    assert seen == (["The", " first"] if fault.kind == "error_event" else [])
 
 
 def test_normalized_masks_ids_clocks_and_request_ids() -> None:

@@ -18,6 +18,7 @@ from ...cassettes.replay import recorded_reply
 from ...errors import CodecError
 from ...model import ModelCall, Outcome
 from ...providers import codec_for, detect
+from ...providers.routes import target
 from ..entries import Egress
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "handle_calls",
     "handle_egress",
     "is_handle",
+    "requests_seen",
 ]
 
 _OUTCOMES: dict[str, Outcome] = {
@@ -59,6 +61,20 @@ def collect(sources: Iterable[Any]) -> tuple[list[ModelCall], Egress | None]:
         c if c.index == i else c.model_copy(update={"index": i}) for i, c in enumerate(calls)
     ]
     return renumbered, egress
+
+
+def requests_seen(sources: Iterable[Any]) -> int:
+    """How many model calls ``sources`` have received so far: a fake's requests as they
+    arrived (a call still held counts), a handle's or a list's calls. Compared later with
+    the calls :func:`collect` returns, it tells which came after."""
+    seen = 0
+    for source in sources:
+        requests = getattr(source, "requests", None)
+        if not is_handle(source) and hasattr(source, "log") and isinstance(requests, list):
+            seen += len(requests)
+        else:
+            seen += len(_calls_of(source))
+    return seen
 
 
 def _calls_of(source: Any) -> list[ModelCall]:
@@ -141,7 +157,9 @@ def _model_call(call: Any, interaction: Interaction, index: int) -> ModelCall | 
     codec = codec_for(provider)
     try:
         body = json.loads(request.content() or b"{}")
-        parsed = codec.parse_request(body if isinstance(body, dict) else {})
+        parsed = codec.parse_call(
+            request.method, target(request.url), body if isinstance(body, dict) else {}
+        )
     except (ValueError, CodecError):
         return None
     return ModelCall(
