@@ -41,20 +41,34 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hooks)
 
 
-@pytest.hookimpl(trylast=True)  # after xdist's, which registers its distributing session
+@pytest.hookimpl(trylast=True)  # after other plugins' configure hooks have run
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
-    run = RunState.start(config)
+    RunState.start(config)
     # Only when xdist distributes: hooks run for every test of every suite, and a plain
     # run has no use for these (a makereport wrapper and a logreport, six calls a test).
     if hasattr(config, "workerinput"):
         from .harness.xdist import XdistWorker
 
         config.pluginmanager.register(XdistWorker(), "agentreplay-xdist-worker")
-    elif config.pluginmanager.has_plugin("dsession"):
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which starts the workers
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """On the controller of an xdist run, register the hooks that give the workers the
+    run's start time and merge what their tests did into the summary.
+
+    Not at configure time: xdist registers its distributing session (``dsession``) in
+    its own ``trylast`` configure hook, which runs after ours when both plugins come
+    from their entry points (issue 18: the summary, the unplayed cache and the test
+    order of shared cassettes were lost under ``-n 2``). By now it is there."""
+    config = session.config
+    if config.pluginmanager.has_plugin("dsession") and not config.pluginmanager.has_plugin(
+        "agentreplay-xdist"
+    ):
         from .harness.xdist import XdistController
 
-        config.pluginmanager.register(XdistController(run), "agentreplay-xdist")
+        config.pluginmanager.register(XdistController(RunState.of(config)), "agentreplay-xdist")
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

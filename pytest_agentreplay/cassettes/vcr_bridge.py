@@ -79,7 +79,18 @@ class SessionPersister:
     """
 
     def __init__(self, session: CassetteSession) -> None:
-        self.session = session
+        self._session: CassetteSession | None = session
+
+    @property
+    def session(self) -> CassetteSession:
+        if self._session is None:
+            raise RuntimeError("pytest-agentreplay: vcrpy used the cassette of a finished test")
+        return self._session
+
+    def release(self) -> None:
+        """Let go of the session once the test's vcrpy cassette is closed (see
+        :func:`vcr_cassette`)."""
+        self._session = None
 
     def load_cassette(self, cassette_path: str, serializer: Any) -> tuple[list[Any], list[Any]]:
         from vcr.persisters.filesystem import CassetteNotFoundError
@@ -129,11 +140,34 @@ def vcr_cassette(session: CassetteSession) -> Iterator[None]:
         skip_patchers=("httpx", "httpx2", *_not_installed()),
         decode_compressed_response=True,
     )
-    recorder.register_persister(SessionPersister(session))
-    with recorder.use_cassette(str(session.path)) as cassette:
-        _play_from_session(cassette, session)
-        _miss_like_httpx(cassette, session)
-        yield
+    persister = SessionPersister(session)
+    recorder.register_persister(persister)
+    cassette: Any = None
+    try:
+        with recorder.use_cassette(str(session.path)) as cassette:
+            _play_from_session(cassette, session)
+            _miss_like_httpx(cassette, session)
+            yield
+    finally:
+        _let_go(cassette, persister)
+
+
+def _let_go(cassette: Any, persister: SessionPersister) -> None:
+    """Cut what links vcrpy's cassette to ours once the test is done with it.
+
+    vcrpy builds connection classes for every cassette, which refer to it: classes
+    are always in reference cycles, so its cassette lives until the cyclic collector
+    runs (a gen-2 pass, rare in a long run). It held our session (through the
+    persister and our hooks) and a copy of every interaction: a suite replaying
+    big cassettes kept them all (issue 18, item 20: found because langsmith's pytest
+    plugin imports requests, which switches vcrpy on in ``auto``)."""
+    persister.release()
+    if cassette is not None:
+        for hook in ("filter_request", "can_play_response_for", "play_response"):
+            vars(cassette).pop(hook, None)  # ours: back to vcrpy's methods
+        data = getattr(cassette, "data", None)
+        if isinstance(data, list):
+            data.clear()  # vcrpy's copy of the interactions, already saved
 
 
 def _play_from_session(cassette: Any, session: CassetteSession) -> None:

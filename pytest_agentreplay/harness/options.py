@@ -10,7 +10,8 @@ __all__ = ["MARKER_HELP", "RECORD_MODES", "add_options"]
 
 MARKER_HELP = (
     "agentreplay(cassette=None, record_mode=None, match_on=None, allow_hosts=None, "
-    "strict=None, block_loopback=None, allow_incomplete=None, pace=None): replay (or record) "
+    "strict=None, block_loopback=None, guard_subprocesses=None, allow_incomplete=None, "
+    "pace=None): replay (or record) "
     "this test's provider traffic with pytest-agentreplay."
 )
 
@@ -71,6 +72,13 @@ def _add_ini(parser: pytest.Parser) -> None:
         "Also block loopback addresses during replay.",
         type="bool",
         default=False,
+    )
+    parser.addini(
+        "agentreplay_guard_subprocesses",
+        "Start child processes of a replaying test with proxy variables that refuse "
+        "every host the test may not reach.",
+        type="bool",
+        default=True,
     )
     parser.addini(
         "agentreplay_vcr",

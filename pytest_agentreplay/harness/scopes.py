@@ -41,6 +41,7 @@ def router_scope(request: pytest.FixtureRequest) -> Iterator[Router]:
         test=item.nodeid,
         allow_hosts=settings.allow_hosts,
         allow_loopback=not settings.block_loopback,
+        guard_children=settings.guard_subprocesses,
         hint=f"Record it with: pytest '{item.nodeid}' --agentreplay-record-mode=new_episodes",
         mask=RunState.of(item.config).mask,
     )

@@ -34,6 +34,7 @@ MARKER_KEYS = frozenset(
         "allow_hosts",
         "strict",
         "block_loopback",
+        "guard_subprocesses",
         "allow_incomplete",
         "pace",
     }
@@ -77,6 +78,7 @@ class TestSettings:
     allow_hosts: tuple[str, ...] = ()
     strict: bool = False
     block_loopback: bool = False
+    guard_subprocesses: bool = True
     allow_incomplete: bool = False
     pace: float | None = None
 
@@ -137,6 +139,7 @@ def resolve(item: pytest.Item, defaults: dict[str, Any] | None = None) -> TestSe
     )
     strict = config.getoption("agentreplay_strict") or bool(marker.get("strict", False))
     block_loopback = bool(marker.get("block_loopback", config.getini("agentreplay_block_loopback")))
+    guard = marker.get("guard_subprocesses", config.getini("agentreplay_guard_subprocesses"))
     return TestSettings(
         record_mode=mode,
         cassette=_optional_str(marker.get("cassette"), "cassette", item.nodeid),
@@ -144,6 +147,7 @@ def resolve(item: pytest.Item, defaults: dict[str, Any] | None = None) -> TestSe
         allow_hosts=hosts,
         strict=strict,
         block_loopback=block_loopback,
+        guard_subprocesses=bool(guard),
         allow_incomplete=bool(marker.get("allow_incomplete", False)),
         pace=_pace(marker.get("pace"), item.nodeid),
     )

@@ -4,7 +4,9 @@
   whether it may go out live; :func:`~.router.intercepting` activates a router.
 - :mod:`.patch` hooks the client libraries (httpx, httpx2) and hands each request
   to the router; :mod:`.lazy_pool` and :mod:`.import_hook` keep that cheap.
-- :mod:`.egress` stops every other connection at the socket.
+- :mod:`.egress` stops every other connection at the socket;
+  :mod:`.wire` judges what is sent (warm connections, proxies);
+  :mod:`.children` gives child processes a refusing proxy.
 - :mod:`.answer` turns a reply, a fault or recorded events into a
   :class:`~.playback.Playback` (events encoded by :mod:`.encode`);
   :class:`~.delivery.Delivery` plays it to the client chunk by chunk, cut by

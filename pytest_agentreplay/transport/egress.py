@@ -3,14 +3,18 @@
 httpx and httpx2 are stopped at the transport (see :mod:`.router`) with a
 message naming the method and URL. Everything else — requests, aiohttp,
 urllib3, raw sockets — is stopped here, at ``socket.connect``, ``sendto`` and
-``sendmsg`` (UDP needs no connect) and the name lookups (``getaddrinfo``,
+``sendmsg`` (UDP needs no connect), the name lookups (``getaddrinfo``,
 ``gethostbyname``, ``gethostbyname_ex``: the last two do not go through the
-first), while a blocking router is active. Loopback and
+first) and the reverse lookups (``gethostbyaddr``, ``getnameinfo``), while a
+blocking router is active; what is sent on a connection made earlier is judged in
+:mod:`.wire`. The C socket type (``_socket.socket``) is replaced by a guarded
+subclass for code that builds sockets from it directly. Loopback and
 unix-domain sockets pass unless the router blocks loopback too; hosts on the
-router's allow-list pass, and the addresses they resolve to are remembered so
-the connection that follows the lookup passes as well. The guard asks the active
-policy two things only (:class:`Policy`: may this host be reached, and the error
-that refuses it), so it does not depend on the router, which is one such policy.
+router's allow-list pass, and the addresses names resolve to are remembered so
+the connection that follows the lookup of an allowed name passes as well. The
+guard asks the active policy two things only (:class:`Policy`: may this host be
+reached, and the error that refuses it), so it does not depend on the router,
+which is one such policy.
 
 :class:`EgressBlocked` derives from ``BaseException`` on purpose, as pytest's
 own ``Failed`` does: SDK retry loops and agent code catch ``Exception`` and
@@ -20,7 +24,9 @@ Blocking must fail the test at once, with the reason in the message.
 
 from __future__ import annotations
 
+import _socket
 import fnmatch
+import functools
 import ipaddress
 import socket
 import threading
@@ -33,9 +39,12 @@ __all__ = [
     "DEFAULT_HINT",
     "EgressBlocked",
     "Policy",
+    "current",
     "host_matches",
+    "host_of",
     "install",
     "is_loopback",
+    "reachable",
     "refresh",
 ]
 
@@ -66,9 +75,17 @@ class Policy(Protocol):
         """Record a blocked attempt (``what``: ``socket connect to host:443``, ...) and
         build the error to raise."""
 
+    def no_proxy(self) -> list[str] | None:
+        """The hosts a child process may reach (its ``NO_PROXY``), or ``None`` to leave
+        children's environment alone (see :mod:`.children`)."""
 
+
+@functools.lru_cache(maxsize=1024)
 def is_loopback(host: str) -> bool:
-    """Whether ``host`` names this machine (``localhost``, 127.0.0.0/8, ``::1``)."""
+    """Whether ``host`` names this machine (``localhost``, 127.0.0.0/8, ``::1``).
+
+    Cached: every send on a connection asks it of its peer (see :mod:`.wire`), and
+    parsing an address costs more than the rest of the guard together."""
     host = host.strip("[]").lower()
     if host == "localhost" or host.endswith(".localhost"):
         return True
@@ -85,9 +102,14 @@ def host_matches(host: str, patterns: Iterable[str]) -> bool:
 
 
 _state_lock = threading.Lock()
-_resolved: set[str] = set()
+_NAMES_KEPT = 4096  # addresses remembered with their names; the oldest go first
+_names: dict[str, set[str]] = {}
+"""The names each address was resolved from (``getaddrinfo`` and the like), kept across
+tests: a connection opened to an allowed host in one test and reused in the next is
+judged by its peer's address, which only this map ties to the allowed name."""
 _current: Callable[[], Policy | None] = lambda: None  # noqa: E731
 _installed = False
+_original_socket_type = _socket.socket
 _original_connect = socket.socket.connect
 _original_connect_ex = socket.socket.connect_ex
 _original_sendto = socket.socket.sendto
@@ -95,6 +117,8 @@ _original_sendmsg = getattr(socket.socket, "sendmsg", None)  # not on every plat
 _original_getaddrinfo = socket.getaddrinfo
 _original_gethostbyname = socket.gethostbyname
 _original_gethostbyname_ex = socket.gethostbyname_ex
+_original_gethostbyaddr = socket.gethostbyaddr
+_original_getnameinfo = socket.getnameinfo
 
 
 def refresh(current: Callable[[], Policy | None]) -> None:
@@ -102,18 +126,44 @@ def refresh(current: Callable[[], Policy | None]) -> None:
     global _current  # noqa: PLW0603 - the guard is process-wide by nature
     with _state_lock:
         _current = current
-        if current() is None:
-            _resolved.clear()
+
+
+def current() -> Policy | None:
+    """The active blocking policy, if any (what the guard of :mod:`.wire` asks)."""
+    return _current()
+
+
+def host_of(address: Any) -> str | None:
+    """The host a socket address (``(host, port, ...)``) names, as text; ``None`` for an
+    address naming no host (a unix socket's path, a netlink pair of numbers).
+
+    The C socket functions take the host as ``str``, ``bytes`` or ``bytearray``; a
+    guard that looked at ``str`` only let ``connect((b"203.0.113.7", 443))`` through
+    (issue 18, item 8)."""
+    if not (isinstance(address, tuple) and address):
+        return None
+    host = address[0]
+    if isinstance(host, (bytes, bytearray, memoryview)):
+        return bytes(host).decode("latin-1")  # never fails; a name is ASCII anyway
+    return str(host) if isinstance(host, str) else None
+
+
+def reachable(policy: Policy, host: str) -> bool:
+    """Whether ``policy`` lets a connection to ``host`` (a name or an address) through:
+    the host is allowed, or it is an address an allowed name resolved to."""
+    if policy.allows(host):
+        return True
+    with _state_lock:
+        names = tuple(_names.get(host.strip("[]").lower(), ()))
+    return any(policy.allows(name) for name in names)
 
 
 def _check(address: Any, what: str) -> None:
     """Refuse ``what`` to a socket address (host, port, ...) the active policy blocks;
     unix sockets and the like, whose address names no host, pass."""
-    if not (isinstance(address, tuple) and address and isinstance(address[0], str)):
-        return
-    host = address[0]
+    host = host_of(address)
     policy = _current()
-    if policy is None or policy.allows(host) or host in _resolved:
+    if host is None or policy is None or reachable(policy, host):
         return
     raise policy.refuse(f"{what} to {host}:{address[1]}", host)
 
@@ -141,45 +191,97 @@ def _sendmsg(self: socket.socket, buffers: Any, *args: Any) -> int:
     return _original_sendmsg(self, buffers, *args)  # type: ignore[no-any-return]
 
 
-def _lookup(host: Any) -> Policy | None:
-    """Refuse a DNS lookup of ``host`` if the active policy blocks it; return the policy
-    under which an allowed lookup runs (its answers are remembered)."""
-    name = host.decode("idna") if isinstance(host, bytes) else host
+def _lookup(host: Any) -> None:
+    """Refuse a DNS lookup of ``host`` if the active policy blocks it."""
+    name = bytes(host).decode("idna") if isinstance(host, (bytes, bytearray)) else host
     policy = _current()
-    if policy is None or not isinstance(name, str):
-        return None
-    if not policy.allows(name):
+    if policy is not None and isinstance(name, str) and not policy.allows(name):
         raise policy.refuse(f"DNS lookup of {name}", name)
-    return None if is_loopback(name) else policy
 
 
-def _remember(addresses: Iterable[str]) -> None:
+def _remember(host: Any, addresses: Iterable[str]) -> None:
+    """Note that ``host`` resolved to ``addresses`` (see :data:`_names`)."""
+    if isinstance(host, (bytes, bytearray)):
+        host = bytes(host).decode("latin-1")
+    if not isinstance(host, str):
+        return
     with _state_lock:
-        _resolved.update(addresses)
+        for address in addresses:
+            _names.setdefault(address.lower(), set()).add(host)
+        while len(_names) > _NAMES_KEPT:
+            del _names[next(iter(_names))]
 
 
 def _getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
-    policy = _lookup(host)
+    _lookup(host)
     result = _original_getaddrinfo(host, port, *args, **kwargs)
-    if policy is not None:
-        _remember(str(info[4][0]) for info in result)
+    _remember(host, (str(info[4][0]) for info in result))
     return result
 
 
 def _gethostbyname(host: str) -> str:
-    policy = _lookup(host)
+    _lookup(host)
     address = _original_gethostbyname(host)
-    if policy is not None:
-        _remember([address])
+    _remember(host, [address])
     return address
 
 
 def _gethostbyname_ex(host: str) -> tuple[str, list[str], list[str]]:
-    policy = _lookup(host)
+    _lookup(host)
     result = _original_gethostbyname_ex(host)
-    if policy is not None:
-        _remember(result[2])
+    _remember(host, result[2])
     return result
+
+
+def _reverse(host: Any) -> None:
+    """Refuse a reverse lookup of ``host`` (an address, or a name looked up first) the
+    active policy blocks: the query goes to a DNS server like a forward one (issue 18,
+    item 10). The machine's own name and loopback addresses pass, loopback blocked or
+    not (the answer comes from the hosts file): ``socket.getfqdn()``, which the standard
+    library calls (``http.server``, ``smtplib``, ``logging.handlers``), asks for them."""
+    policy = _current()
+    name = host_of((host,))
+    if policy is None or name is None or name in ("", socket.gethostname()):
+        return
+    if is_loopback(name):
+        return
+    if not reachable(policy, name):
+        raise policy.refuse(f"reverse DNS lookup of {name}", name)
+
+
+def _gethostbyaddr(host: str) -> tuple[str, list[str], list[str]]:
+    _reverse(host)
+    return _original_gethostbyaddr(host)
+
+
+def _getnameinfo(address: tuple[Any, ...], flags: int) -> tuple[str, str]:
+    if not flags & socket.NI_NUMERICHOST:  # a numeric answer asks no server
+        _reverse(host_of(address))
+    return _original_getnameinfo(address, flags)
+
+
+class _AnyCSocket(type):
+    """``isinstance(x, _socket.socket)`` stays true of every socket once the name is
+    bound to :class:`_GuardedCSocket`, as it was of the original type."""
+
+    def __instancecheck__(cls, obj: object) -> bool:
+        return isinstance(obj, _original_socket_type)
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        return issubclass(sub, _original_socket_type)
+
+
+class _GuardedCSocket(_original_socket_type, metaclass=_AnyCSocket):
+    """``_socket.socket`` with the guard: code that builds its sockets from the C type
+    (``import _socket; _socket.socket()``) went around ``socket.socket``'s methods
+    (issue 18, item 8). The C type is immutable, so its name is rebound to this."""
+
+    __slots__ = ()
+    connect = _connect
+    connect_ex = _connect_ex
+    sendto = _sendto
+    if _original_sendmsg is not None:
+        sendmsg = _sendmsg
 
 
 def install() -> None:
@@ -196,4 +298,8 @@ def install() -> None:
         socket.getaddrinfo = _getaddrinfo
         socket.gethostbyname = _gethostbyname
         socket.gethostbyname_ex = _gethostbyname_ex
+        socket.gethostbyaddr = _gethostbyaddr
+        socket.getnameinfo = _getnameinfo
+        _socket.socket = _GuardedCSocket  # type: ignore[misc]
+        _socket.SocketType = _GuardedCSocket
         _installed = True

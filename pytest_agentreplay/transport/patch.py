@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from . import egress
+from . import children, egress, wire
 from . import lazy_pool as lazy
 from .delivery import Delivery
 from .import_hook import when_imported
@@ -158,6 +158,8 @@ def install(hooks: Hooks) -> list[str]:
             if importlib.util.find_spec(name) is not None:
                 when_imported(name, functools.partial(_add_family, name, hooks))
         egress.install()
+        wire.install()  # after egress: it wraps the sendmsg egress patched
+        children.install()
         return list(_families)
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from . import egress, patch
+from . import children, egress, patch
 from .egress import EgressBlocked, is_loopback
 from .gate import Gate
 from .patch import Family
@@ -116,13 +116,16 @@ class Router:
 
     ``block`` refuses live traffic except to loopback (unless ``allow_loopback``
     is false) and ``allow_hosts``; ``recorder`` (record mode) sees every live
-    response and may tee its body.
+    response and may tee its body; ``guard_children`` starts child processes in an
+    environment whose proxy variables refuse what the router would (see
+    :mod:`.children`).
     """
 
     test: str | None = None
     block: bool = True
     allow_hosts: tuple[str, ...] = ()
     allow_loopback: bool = True
+    guard_children: bool = True
     hint: str = ""
     handlers: list[Handler] = field(default_factory=list)
     # The ledgers hold URLs as sent, credentials included: kept out of the repr,
@@ -171,6 +174,12 @@ class Router:
         with self._lock:
             self.blocked.append(what)
         return EgressBlocked(message)
+
+    def no_proxy(self) -> list[str] | None:
+        """What a child process may reach without the refusing proxy (``NO_PROXY``)."""
+        if not (self.block and self.guard_children):
+            return None
+        return children.exempt_hosts(self.allow_loopback, self.allow_hosts)
 
     def check_live(self, request: HTTPRequest) -> None:
         """Allow ``request`` to go out live, or raise :class:`EgressBlocked`."""

@@ -1,8 +1,10 @@
 """Item 9: replay blocks all egress — httpx and httpx2 (sync and async), requests,
 aiohttp, urllib3, urllib, a raw socket connect, asyncio's connect, a UDP datagram
 (``sendto``, ``sendmsg``) and a DNS lookup.
-Each fails at once (no retry, no timeout waited out) with an error naming the host
-and the test; and a canary listener the requests are aimed at accepts no connection.
+Each fails at once with an error naming the host and the test: ``EgressBlocked`` is
+a ``BaseException`` that no retry loop catches (how long a refusal takes is not
+asserted: a wall-clock bound fails on a loaded machine, issue 18, item 20); and a
+canary listener the requests are aimed at accepts no connection.
 
 The canary sits on a non-loopback address of a network namespace the test makes
 (skipped, saying why, where that is not permitted), and on loopback with loopback
@@ -13,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -125,14 +126,11 @@ def test_replay_blocks_egress_from_every_client(
     canary: Canary, client: str, request: pytest.FixtureRequest
 ) -> None:
     before = canary.accepted()
-    started = time.perf_counter()
     with pytest.raises(EgressBlocked) as info:
         CLIENTS[client](canary.url)
-    elapsed = time.perf_counter() - started
     message = str(info.value)
     assert canary.host in message
     assert request.node.nodeid in message
-    assert elapsed < 1.0, f"{client} took {elapsed:.2f}s to be refused"
     assert canary.accepted() == before, f"{client} reached the canary ({canary.note})"
 
 
@@ -152,8 +150,6 @@ LOOKUPS: dict[str, Callable[[str], Any]] = {
 @pytest.mark.parametrize("lookup", sorted(LOOKUPS))
 def test_replay_blocks_dns_lookups(lookup: str, request: pytest.FixtureRequest) -> None:
     name = "canary.agentreplay.test"
-    started = time.perf_counter()
     with pytest.raises(EgressBlocked, match=f"DNS lookup of {name}") as info:
         LOOKUPS[lookup](name)
     assert request.node.nodeid in str(info.value)
-    assert time.perf_counter() - started < 1.0

@@ -253,7 +253,7 @@ def test_socket_guard_passes_datagrams_to_loopback_through_whole(
 ) -> None:
     """The guarded ``sendto`` / ``sendmsg`` hand every argument on: a datagram to an
     allowed address arrives as sent."""
-    assert getattr(socket.socket, send).__module__ == "pytest_agentreplay.transport.egress"
+    assert getattr(socket.socket, send).__module__.startswith("pytest_agentreplay.transport.")
     with (
         socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as receiver,
         socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender,
