@@ -140,7 +140,12 @@ def _anthropic_reply(message: anthropic.types.Message) -> ModelReply:
         tool_calls=[
             ToolUse(b.id, b.name, dict(b.input)) for b in message.content if b.type == "tool_use"
         ],
-        usage=Usage(message.usage.input_tokens, message.usage.output_tokens),
+        usage=Usage(
+            message.usage.input_tokens,
+            message.usage.output_tokens,
+            message.usage.cache_read_input_tokens or 0,
+            message.usage.cache_creation_input_tokens or 0,
+        ),
         stop_reason=message.stop_reason,
     )
 
@@ -202,7 +207,7 @@ async def _openai_stream_reply(
     calls: dict[int, list[str]] = {}  # tool call index -> [id, name, JSON arguments]
     async for chunk in chunks:
         if chunk.usage:
-            reply.usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+            reply.usage = _openai_usage(chunk.usage)
         for choice in chunk.choices:
             reply.stop_reason = choice.finish_reason or reply.stop_reason
             if choice.delta.content:
@@ -253,9 +258,7 @@ def _openai_message(m: Message) -> dict[str, Any]:
 
 def _openai_reply(completion: openai.types.chat.ChatCompletion) -> ModelReply:
     usage = completion.usage
-    reply = ModelReply(
-        usage=Usage(usage.prompt_tokens, usage.completion_tokens) if usage else Usage()
-    )
+    reply = ModelReply(usage=_openai_usage(usage) if usage else Usage())
     if completion.choices:
         choice = completion.choices[0]
         reply.text = choice.message.content or ""
@@ -266,3 +269,10 @@ def _openai_reply(completion: openai.types.chat.ChatCompletion) -> ModelReply:
             if c.type == "function"
         ]
     return reply
+
+
+def _openai_usage(usage: openai.types.CompletionUsage) -> Usage:
+    """Chat Completions' usage; OpenAI reports cached prompt tokens (reads) only."""
+    details = usage.prompt_tokens_details
+    cached = details.cached_tokens if details and details.cached_tokens else 0
+    return Usage(usage.prompt_tokens, usage.completion_tokens, cached)

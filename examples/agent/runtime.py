@@ -78,6 +78,7 @@ class _Step:
     turn_id: str
     step_id: str
     step_index: int
+    started_at: float = 0.0  # set when the call goes out
     partial: list[str] = field(default_factory=list)
     open_tools: dict[str, str] = field(default_factory=dict)  # call id -> tool name
 
@@ -352,12 +353,13 @@ class Agent:
         context = [m for m in self.store.messages(self.session_id) if m.kind == "message"]
         request = self.client.request(context, list(self.tools.values()))
         self.store.save(self._wal("intent", step, request))
+        step.started_at = time.time()
         self._emit(
             ModelStepStarted(
                 **step.ids(self.session_id),
                 provider=self.provider,
                 model=self.model,
-                at=time.time(),
+                at=step.started_at,
             )
         )
         try:
@@ -404,7 +406,7 @@ class Agent:
         self.store.save(self._wal("completion", step, reply.as_json()), answer)
         step.partial.clear()
         turn.usage += reply.usage
-        self._end_step(step, "completed", usage=reply.usage, text=reply.text)
+        self._end_step(step, "completed", usage=reply.usage, text=reply.text, reply=reply)
         return reply
 
     def _delta(self, step: _Step, text: str) -> None:
@@ -420,12 +422,17 @@ class Agent:
         text: str = "",
         error: AgentError | None = None,
         retry_in: float | None = None,
+        reply: ModelReply | None = None,
     ) -> None:
         self._emit(
             ModelStepCompleted(
                 **step.ids(self.session_id),
                 outcome=outcome,
                 at=time.time(),
+                started_at=step.started_at,
+                provider=self.provider,
+                stop_reason=reply.stop_reason if reply else None,
+                tool_call_ids=tuple(call.id for call in reply.tool_calls) if reply else (),
                 usage=usage,
                 text=text,
                 error=error,

@@ -104,4 +104,9 @@ def log_write(log: RunLog, record: Record) -> None:
 def _usage(usage: Usage | None) -> LogUsage | None:
     if usage is None:
         return None
-    return LogUsage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
+    return LogUsage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_input_tokens=usage.cache_read_tokens or None,
+        cache_creation_input_tokens=usage.cache_write_tokens or None,
+    )
