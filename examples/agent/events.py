@@ -112,6 +112,26 @@ class ToolEnd(StepEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ServerToolBegin(StepEvent):
+    """The provider started a tool it runs itself (a web search): the agent runs
+    nothing, it only shows that the model is searching."""
+
+    call_id: str
+    name: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerToolEnd(StepEvent):
+    """A provider-side tool ended: exactly one per :class:`ServerToolBegin`;
+    ``interrupted`` when the call ended (a dropped stream, an interrupt) before its
+    result arrived."""
+
+    call_id: str
+    name: str
+    outcome: ToolOutcome
+
+
+@dataclass(frozen=True, kw_only=True)
 class TurnComplete:
     """The turn answered the user: the success event."""
 
@@ -148,6 +168,8 @@ Event = (
     | FinalMessage
     | ToolBegin
     | ToolEnd
+    | ServerToolBegin
+    | ServerToolEnd
     | TurnComplete
     | TurnAborted
     | ErrorEvent

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import anthropic
 import openai
@@ -23,6 +23,13 @@ from .store import Message, ToolUse
 
 OnText = Callable[[str], None]
 OnTool = Callable[[str, str], None]  # (call id, tool name)
+# (call id, tool name, "begin" | "completed" | "failed"): a tool the provider runs
+ServerToolPhase = Literal["begin", "completed", "failed"]
+OnServerTool = Callable[[str, str, ServerToolPhase], None]
+
+
+def _ignore(call_id: str, name: str, phase: ServerToolPhase) -> None:
+    """The provider-side tools of a provider that has none (OpenAI Chat)."""
 
 
 @dataclass
@@ -60,7 +67,13 @@ class ModelClient(Protocol):
     def request(self, messages: Sequence[Message], tools: Sequence[Tool]) -> dict[str, Any]: ...
 
     async def call(
-        self, request: dict[str, Any], *, stream: bool, on_text: OnText, on_tool: OnTool
+        self,
+        request: dict[str, Any],
+        *,
+        stream: bool,
+        on_text: OnText,
+        on_tool: OnTool,
+        on_server_tool: OnServerTool = _ignore,
     ) -> ModelReply: ...
 
 
@@ -100,17 +113,39 @@ class AnthropicClient:
         return body
 
     async def call(
-        self, request: dict[str, Any], *, stream: bool, on_text: OnText, on_tool: OnTool
+        self,
+        request: dict[str, Any],
+        *,
+        stream: bool,
+        on_text: OnText,
+        on_tool: OnTool,
+        on_server_tool: OnServerTool = _ignore,
     ) -> ModelReply:
         if not stream:
-            return _anthropic_reply(await self.sdk.messages.create(**request))
+            message = await self.sdk.messages.create(**request)
+            for block in message.content:  # the JSON path learns of its searches at the end
+                _server_tool_block(block, on_server_tool)
+            return _anthropic_reply(message)
         async with self.sdk.messages.stream(**request) as events:
             async for event in events:
                 if event.type == "text":
                     on_text(event.text)
                 elif event.type == "content_block_start" and event.content_block.type == "tool_use":
                     on_tool(event.content_block.id, event.content_block.name)
+                elif event.type == "content_block_start":
+                    _server_tool_block(event.content_block, on_server_tool)
             return _anthropic_reply(await events.get_final_message())
+
+
+def _server_tool_block(block: Any, on_server_tool: OnServerTool) -> None:
+    """Report a block of a tool Anthropic runs itself: its ``server_tool_use`` block
+    begins it, its result block (``web_search_tool_result``...) ends it; a result
+    whose content is an error object ends it ``failed``."""
+    if block.type == "server_tool_use":
+        on_server_tool(block.id, block.name, "begin")
+    elif block.type.endswith("_tool_result") and hasattr(block, "tool_use_id"):
+        failed = str(getattr(block.content, "type", "")).endswith("_error")
+        on_server_tool(block.tool_use_id, "", "failed" if failed else "completed")
 
 
 def _anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -184,7 +219,13 @@ class OpenAIClient:
         return body
 
     async def call(
-        self, request: dict[str, Any], *, stream: bool, on_text: OnText, on_tool: OnTool
+        self,
+        request: dict[str, Any],
+        *,
+        stream: bool,
+        on_text: OnText,
+        on_tool: OnTool,
+        on_server_tool: OnServerTool = _ignore,
     ) -> ModelReply:
         if not stream:
             return _openai_reply(await self.sdk.chat.completions.create(**request))

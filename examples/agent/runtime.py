@@ -28,7 +28,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 from .answers import is_silent
 from .config import SessionConfig, Tool
@@ -41,6 +41,8 @@ from .events import (
     MessageDelta,
     ModelStepCompleted,
     ModelStepStarted,
+    ServerToolBegin,
+    ServerToolEnd,
     StepOutcome,
     ToolBegin,
     ToolEnd,
@@ -81,6 +83,7 @@ class _Step:
     started_at: float = 0.0  # set when the call goes out
     partial: list[str] = field(default_factory=list)
     open_tools: dict[str, str] = field(default_factory=dict)  # call id -> tool name
+    open_server_tools: dict[str, str] = field(default_factory=dict)  # the provider's
 
     def ids(self, session_id: str) -> dict[str, Any]:
         return {
@@ -368,6 +371,9 @@ class Agent:
                 stream=self.config.stream,
                 on_text=lambda text: self._delta(step, text),
                 on_tool=lambda call_id, name: self._tool_begins(step, call_id, name),
+                on_server_tool=lambda call_id, name, phase: self._server_tool(
+                    step, call_id, name, phase
+                ),
             )
         except asyncio.CancelledError:
             self._close_tools(step, "interrupted")
@@ -459,8 +465,26 @@ class Agent:
         )
 
     def _close_tools(self, step: _Step, outcome: ToolOutcome) -> None:
+        """End every tool of ``step`` that began and has not ended, the provider's too."""
         for call_id in list(step.open_tools):
             self._tool_ends(step, call_id, outcome, "")
+        for call_id in list(step.open_server_tools):
+            self._server_tool(step, call_id, "", outcome)
+
+    def _server_tool(self, step: _Step, call_id: str, name: str, phase: str) -> None:
+        """A tool the provider runs began or ended: shown to the user, never run here."""
+        if phase == "begin":
+            step.open_server_tools[call_id] = name
+            self._emit(ServerToolBegin(**step.ids(self.session_id), call_id=call_id, name=name))
+        elif call_id in step.open_server_tools:
+            self._emit(
+                ServerToolEnd(
+                    **step.ids(self.session_id),
+                    call_id=call_id,
+                    name=step.open_server_tools.pop(call_id),
+                    outcome=cast(ToolOutcome, phase),
+                )
+            )
 
     async def _run_tools(self, step: _Step, calls: list[ToolUse]) -> None:
         """Run the calls that have no result yet (on resume, some may have one). Every

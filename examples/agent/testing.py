@@ -22,6 +22,8 @@ from .events import (
     MessageDelta,
     ModelStepCompleted,
     ModelStepStarted,
+    ServerToolBegin,
+    ServerToolEnd,
     ToolBegin,
     ToolEnd,
     TurnAborted,
@@ -68,6 +70,10 @@ def log_event(log: RunLog, event: Event) -> None:
             log.tool_result(
                 event.call_id, event.output, outcome=event.outcome, step_id=event.step_id
             )
+        case ServerToolBegin():
+            log.server_tool_call(event.call_id, event.name, step_id=event.step_id)
+        case ServerToolEnd():
+            log.server_tool_result(event.call_id, outcome=event.outcome, step_id=event.step_id)
         case ErrorEvent():
             error = event.error
             log.error_reported(
