@@ -386,16 +386,14 @@ class Agent:
             self._close_tools(step, "interrupted")
             self.store.save(self._wal("completion", step, {"error": error.as_json()}))
             raise error from exc
-        return self._step_done(turn, step, reply, context)
+        return self._step_done(turn, step, reply)
 
-    def _step_done(
-        self, turn: _Turn, step: _Step, reply: ModelReply, context: list[Message]
-    ) -> ModelReply:
+    def _step_done(self, turn: _Turn, step: _Step, reply: ModelReply) -> ModelReply:
         """Save the reply with its WAL completion, or reject it if it does not answer."""
         for call in reply.tool_calls:  # the JSON path learns of its tool calls only now
             if call.id not in step.open_tools:
                 self._tool_begins(step, call.id, call.name)
-        if is_silent(reply, context, turn.turn_id):
+        if is_silent(reply):
             error = no_response()
             self._close_tools(step, "interrupted")  # a rejected reply's tools never run
             self.store.save(
