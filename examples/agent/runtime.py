@@ -99,6 +99,7 @@ class _Turn:
     turn_id: str
     usage: Usage = NO_USAGE
     step: _Step | None = None  # the step running (or that ended the turn)
+    left_intent: bool = False  # a failed call's intent was left for resume()
 
 
 def new_id() -> str:
@@ -216,6 +217,8 @@ class Agent:
                 raise
             return self._abort(turn)
         except AgentError as error:
+            if turn.left_intent:  # the turn stays running: resume() re-issues the call
+                return self._report_dangling(turn, error)
             return self._fail(turn, error)
         finally:
             self._task = None
@@ -265,6 +268,14 @@ class Agent:
         result = self._end_turn(turn, "failed", *self._partial(turn), failure, error=error)
         self._emit(ErrorEvent(session_id=self.session_id, turn_id=turn.turn_id, error=error))
         return result
+
+    def _report_dangling(self, turn: _Turn, error: AgentError) -> TurnResult:
+        """A call failed mid-stream and its intent was left open: tell the user, save
+        nothing (no partial text, no error turn), and leave the turn running."""
+        self._emit(ErrorEvent(session_id=self.session_id, turn_id=turn.turn_id, error=error))
+        return TurnResult(
+            turn.turn_id, "failed", error=error, provider=self.provider, model=self.model
+        )
 
     def _abort(self, turn: _Turn) -> TurnResult:
         result = self._end_turn(turn, "aborted", *self._partial(turn))
@@ -384,9 +395,19 @@ class Agent:
         except PROVIDER_ERRORS as exc:
             error = classify(exc)
             self._close_tools(step, "interrupted")
-            self.store.save(self._wal("completion", step, {"error": error.as_json()}))
+            if self._leaves_intent(error):
+                turn.left_intent = True
+            else:
+                self.store.save(self._wal("completion", step, {"error": error.as_json()}))
             raise error from exc
         return self._step_done(turn, step, reply)
+
+    def _leaves_intent(self, error: AgentError) -> bool:
+        """Whether a failed call's intent is left without a completion, for resume():
+        under ``stream_error="leave_intent"``, an error reported mid-stream (no HTTP
+        status) that is not retried here."""
+        mid_stream = error.status is None and not error.transient
+        return self.config.stream_error == "leave_intent" and mid_stream
 
     def _step_done(self, turn: _Turn, step: _Step, reply: ModelReply) -> ModelReply:
         """Save the reply with its WAL completion, or reject it if it does not answer."""
