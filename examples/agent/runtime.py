@@ -81,6 +81,7 @@ class _Step:
     step_id: str
     step_index: int
     started_at: float = 0.0  # set when the call goes out
+    provider: str = ""  # the call's: a credential refresh may switch the agent's
     partial: list[str] = field(default_factory=list)
     open_tools: dict[str, str] = field(default_factory=dict)  # call id -> tool name
     open_server_tools: dict[str, str] = field(default_factory=dict)  # the provider's
@@ -367,7 +368,7 @@ class Agent:
         context = [m for m in self.store.messages(self.session_id) if m.kind == "message"]
         request = self.client.request(context, list(self.tools.values()))
         self.store.save(self._wal("intent", step, request))
-        step.started_at = time.time()
+        step.started_at, step.provider = time.time(), self.provider
         self._emit(
             ModelStepStarted(
                 **step.ids(self.session_id),
@@ -455,7 +456,8 @@ class Agent:
                 outcome=outcome,
                 at=time.time(),
                 started_at=step.started_at,
-                provider=self.provider,
+                # The provider that made the call, not the one a refresh switched to.
+                provider=step.provider or self.provider,
                 stop_reason=reply.stop_reason if reply else None,
                 tool_call_ids=tuple(call.id for call in reply.tool_calls) if reply else (),
                 usage=usage,

@@ -265,3 +265,71 @@ async def test_an_earlier_turn_then_a_dropped_stream_keeps_the_partial_in_an_err
         ("assistant", "error", result.error.message),
     ]
     backend.assert_offline()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("provider", "replacement", "model"),
+    [("anthropic", "openai", "gpt-4o-mini"), ("openai", "anthropic", "claude-haiku-4-5")],
+)
+async def test_credentials_refused_mid_stream_are_healed_and_the_replacement_client_answers(
+    provider, replacement, model, backend
+):
+    """Checks: a refusal reported as an exception during the stream (an error event
+    after the 200, not an HTTP 401) is healed like a 401: the refresh runs once, the
+    retried step uses the replacement provider and model, the turn is done with no
+    error turn, and the result names the replacement."""
+    refused = Fault.error_event(AUTH_ERROR[provider], INVALIDATED, after_events=SOME_TEXT[provider])
+    backend.script(Reply.text(ANSWER, fault=refused), Reply.text("Recovered answer."))
+
+    async def refresh(config: SessionConfig) -> SessionConfig:
+        base_url = backend.base_url(replacement)
+        return dataclasses.replace(
+            config, provider=replacement, model=model, api_key="fresh-key", base_url=base_url
+        )
+
+    agent = Agent(backend.config(provider), refresh_credentials=refresh)
+    log = record(agent, backend.runlog())
+
+    result = await agent.run_turn(QUESTION)
+
+    assert (result.outcome, result.text) == ("completed", "Recovered answer.")
+    assert (result.provider, result.model) == (replacement, model)
+    [done] = agent.events_of(TurnComplete)
+    assert (done.provider, done.model) == (replacement, model)
+    assert agent.events_of(ErrorEvent) == []
+    first, retried = agent.events_of(ModelStepCompleted)
+    assert (first.outcome, first.provider) == ("retrying", provider)
+    assert (retried.outcome, retried.provider) == ("completed", replacement)
+    assert saved(agent) == [
+        ("user", "message", QUESTION),
+        ("assistant", "message", "Recovered answer."),
+    ]
+    invariants.assert_single_terminal_step(log)
+    backend.assert_offline()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_an_earlier_answer_replayed_by_a_reply_that_never_finishes_is_no_response(
+    provider, backend
+):
+    """Checks: after an earlier turn, the reply streams that turn's answer again and
+    ends without a stop reason: the replayed text does not satisfy this turn
+    (``no_response``, no final message, no answer stored), and the question is kept."""
+    replayed = Fault.truncate(after_events=AFTER_THE_TEXT[provider])
+    backend.script(Reply.text(ANSWER), Reply.text(ANSWER, fault=replayed))
+    agent = Agent(backend.config(provider))
+    log = record(agent, backend.runlog())
+    await agent.run_turn("Earlier question")
+
+    result = await agent.run_turn("Please handle this now")
+
+    assert_error_turn(agent, result, "no_response", log)
+    assert agent.store.turn(result.turn_id).text == ""
+    assert saved(agent, result.turn_id) == [
+        ("user", "message", "Please handle this now"),
+        ("assistant", "message", ANSWER),
+        ("assistant", "error", NO_RESPONSE),
+    ]
+    backend.assert_offline()
