@@ -20,6 +20,13 @@ class SessionConfig:
     proxy, a local server). ``stream`` chooses the streaming or the JSON path. A dropped stream or a
     failing server is retried ``retry_limit`` times, each in a fresh model step, after
     ``backoff`` seconds (doubling each time; a provider's ``retry-after`` wins).
+
+    ``stream_error`` says what an error the provider reports in the middle of a
+    stream (an ``error`` event after the 200), and that is not retried, does:
+    ``"fail_turn"`` writes the call's completion (with the error) and ends the turn
+    in an error turn; ``"leave_intent"`` writes no completion and leaves the turn
+    running, as a durable runtime does: the call's intent dangles, and
+    :meth:`Agent.resume` re-issues it once.
     """
 
     provider: Provider = "anthropic"
@@ -32,6 +39,7 @@ class SessionConfig:
     retry_limit: int = 2
     backoff: float = 0.01
     max_steps: int = 8
+    stream_error: Literal["fail_turn", "leave_intent"] = "fail_turn"
 
 
 @dataclass(frozen=True)

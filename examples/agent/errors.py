@@ -10,6 +10,7 @@ itself (``transient``: a dropped stream, a timeout, an overloaded or failing ser
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from datetime import datetime, timezone
@@ -57,8 +58,14 @@ class AgentError(Exception):
         status: int | None = None,
         retry_after: str | None = None,
         transient: bool = False,
+        provider_text: str = "",
+        request_id: str | None = None,
     ) -> None:
         super().__init__(message)
+        # What the provider said, verbatim (its error body as text), and the request
+        # id it gave: for the logs and for support, never shown to the user.
+        self.provider_text = provider_text
+        self.request_id = request_id
         self.kind = kind
         self.message = message
         self.retryable = retryable
@@ -81,6 +88,8 @@ class AgentError(Exception):
             "status": self.status,
             "retry_after": self.retry_after,
             "transient": self.transient,
+            "provider_text": self.provider_text,
+            "request_id": self.request_id,
         }
 
     @classmethod
@@ -92,6 +101,8 @@ class AgentError(Exception):
             status=data["status"],
             retry_after=data["retry_after"],
             transient=data["transient"],
+            provider_text=data.get("provider_text", ""),  # absent in older logs
+            request_id=data.get("request_id"),
         )
 
 
@@ -102,7 +113,25 @@ def no_response() -> AgentError:
 
 def classify(exc: BaseException) -> AgentError:
     """The :class:`AgentError` for an exception a model call raised (one of
-    :data:`PROVIDER_ERRORS`)."""
+    :data:`PROVIDER_ERRORS`), carrying the provider's error body as text and its
+    request id."""
+    error = _classify(exc)
+    if not isinstance(exc, AgentError):
+        error.provider_text = _provider_text(exc)
+        error.request_id = getattr(exc, "request_id", None)
+    return error
+
+
+def _provider_text(exc: BaseException) -> str:
+    """The provider's error, as text: the JSON of its error body (an HTTP error's, or a
+    stream's error event's), else the exception's own words."""
+    body = getattr(exc, "body", None)
+    if body is None:
+        return str(exc)
+    return body if isinstance(body, str) else json.dumps(body, sort_keys=True)
+
+
+def _classify(exc: BaseException) -> AgentError:
     if isinstance(exc, AgentError):
         return exc
     if isinstance(exc, _CONNECTION_ERRORS):

@@ -18,14 +18,21 @@ ToolOutcome = Literal["completed", "failed", "interrupted"]
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens a model step (or a whole turn) used."""
+    """Tokens a model step (or a whole turn) used. ``cache_read_tokens`` are prompt
+    tokens served from the provider's prompt cache (counted in ``input_tokens`` too on
+    OpenAI); ``cache_write_tokens`` are the tokens written to it (Anthropic only)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
-            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
         )
 
 
@@ -54,11 +61,18 @@ class ModelStepStarted(StepEvent):
 @dataclass(frozen=True, kw_only=True)
 class ModelStepCompleted(StepEvent):
     """A model call ended: exactly one of these per :class:`ModelStepStarted`.
-    ``retry_in``: when ``retrying`` after a backoff, the seconds until the retry (a
-    user interface can say so)."""
+    ``started_at`` repeats the start's ``at`` (a consumer that only sees the end can
+    still time the step); ``stop_reason`` and ``tool_call_ids`` say, for a completed
+    step, why the model stopped and which tool calls it asked for. ``retry_in``: when
+    ``retrying`` after a backoff, the seconds until the retry (a user interface can say
+    so)."""
 
     outcome: StepOutcome
     at: float
+    started_at: float
+    provider: str
+    stop_reason: str | None = None
+    tool_call_ids: tuple[str, ...] = ()
     usage: Usage | None = None
     text: str = ""
     error: AgentError | None = None
@@ -98,6 +112,26 @@ class ToolEnd(StepEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ServerToolBegin(StepEvent):
+    """The provider started a tool it runs itself (a web search): the agent runs
+    nothing, it only shows that the model is searching."""
+
+    call_id: str
+    name: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerToolEnd(StepEvent):
+    """A provider-side tool ended: exactly one per :class:`ServerToolBegin`;
+    ``interrupted`` when the call ended (a dropped stream, an interrupt) before its
+    result arrived."""
+
+    call_id: str
+    name: str
+    outcome: ToolOutcome
+
+
+@dataclass(frozen=True, kw_only=True)
 class TurnComplete:
     """The turn answered the user: the success event."""
 
@@ -134,6 +168,8 @@ Event = (
     | FinalMessage
     | ToolBegin
     | ToolEnd
+    | ServerToolBegin
+    | ServerToolEnd
     | TurnComplete
     | TurnAborted
     | ErrorEvent

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import anthropic
 import openai
@@ -23,6 +23,13 @@ from .store import Message, ToolUse
 
 OnText = Callable[[str], None]
 OnTool = Callable[[str, str], None]  # (call id, tool name)
+# (call id, tool name, "begin" | "completed" | "failed"): a tool the provider runs
+ServerToolPhase = Literal["begin", "completed", "failed"]
+OnServerTool = Callable[[str, str, ServerToolPhase], None]
+
+
+def _ignore(call_id: str, name: str, phase: ServerToolPhase) -> None:
+    """The provider-side tools of a provider that has none (OpenAI Chat)."""
 
 
 @dataclass
@@ -60,7 +67,13 @@ class ModelClient(Protocol):
     def request(self, messages: Sequence[Message], tools: Sequence[Tool]) -> dict[str, Any]: ...
 
     async def call(
-        self, request: dict[str, Any], *, stream: bool, on_text: OnText, on_tool: OnTool
+        self,
+        request: dict[str, Any],
+        *,
+        stream: bool,
+        on_text: OnText,
+        on_tool: OnTool,
+        on_server_tool: OnServerTool = _ignore,
     ) -> ModelReply: ...
 
 
@@ -100,17 +113,39 @@ class AnthropicClient:
         return body
 
     async def call(
-        self, request: dict[str, Any], *, stream: bool, on_text: OnText, on_tool: OnTool
+        self,
+        request: dict[str, Any],
+        *,
+        stream: bool,
+        on_text: OnText,
+        on_tool: OnTool,
+        on_server_tool: OnServerTool = _ignore,
     ) -> ModelReply:
         if not stream:
-            return _anthropic_reply(await self.sdk.messages.create(**request))
+            message = await self.sdk.messages.create(**request)
+            for block in message.content:  # the JSON path learns of its searches at the end
+                _server_tool_block(block, on_server_tool)
+            return _anthropic_reply(message)
         async with self.sdk.messages.stream(**request) as events:
             async for event in events:
                 if event.type == "text":
                     on_text(event.text)
                 elif event.type == "content_block_start" and event.content_block.type == "tool_use":
                     on_tool(event.content_block.id, event.content_block.name)
+                elif event.type == "content_block_start":
+                    _server_tool_block(event.content_block, on_server_tool)
             return _anthropic_reply(await events.get_final_message())
+
+
+def _server_tool_block(block: Any, on_server_tool: OnServerTool) -> None:
+    """Report a block of a tool Anthropic runs itself: its ``server_tool_use`` block
+    begins it, its result block (``web_search_tool_result``...) ends it; a result
+    whose content is an error object ends it ``failed``."""
+    if block.type == "server_tool_use":
+        on_server_tool(block.id, block.name, "begin")
+    elif block.type.endswith("_tool_result") and hasattr(block, "tool_use_id"):
+        failed = str(getattr(block.content, "type", "")).endswith("_error")
+        on_server_tool(block.tool_use_id, "", "failed" if failed else "completed")
 
 
 def _anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -140,7 +175,12 @@ def _anthropic_reply(message: anthropic.types.Message) -> ModelReply:
         tool_calls=[
             ToolUse(b.id, b.name, dict(b.input)) for b in message.content if b.type == "tool_use"
         ],
-        usage=Usage(message.usage.input_tokens, message.usage.output_tokens),
+        usage=Usage(
+            message.usage.input_tokens,
+            message.usage.output_tokens,
+            message.usage.cache_read_input_tokens or 0,
+            message.usage.cache_creation_input_tokens or 0,
+        ),
         stop_reason=message.stop_reason,
     )
 
@@ -179,7 +219,13 @@ class OpenAIClient:
         return body
 
     async def call(
-        self, request: dict[str, Any], *, stream: bool, on_text: OnText, on_tool: OnTool
+        self,
+        request: dict[str, Any],
+        *,
+        stream: bool,
+        on_text: OnText,
+        on_tool: OnTool,
+        on_server_tool: OnServerTool = _ignore,
     ) -> ModelReply:
         if not stream:
             return _openai_reply(await self.sdk.chat.completions.create(**request))
@@ -202,7 +248,7 @@ async def _openai_stream_reply(
     calls: dict[int, list[str]] = {}  # tool call index -> [id, name, JSON arguments]
     async for chunk in chunks:
         if chunk.usage:
-            reply.usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+            reply.usage = _openai_usage(chunk.usage)
         for choice in chunk.choices:
             reply.stop_reason = choice.finish_reason or reply.stop_reason
             if choice.delta.content:
@@ -253,9 +299,7 @@ def _openai_message(m: Message) -> dict[str, Any]:
 
 def _openai_reply(completion: openai.types.chat.ChatCompletion) -> ModelReply:
     usage = completion.usage
-    reply = ModelReply(
-        usage=Usage(usage.prompt_tokens, usage.completion_tokens) if usage else Usage()
-    )
+    reply = ModelReply(usage=_openai_usage(usage) if usage else Usage())
     if completion.choices:
         choice = completion.choices[0]
         reply.text = choice.message.content or ""
@@ -266,3 +310,10 @@ def _openai_reply(completion: openai.types.chat.ChatCompletion) -> ModelReply:
             if c.type == "function"
         ]
     return reply
+
+
+def _openai_usage(usage: openai.types.CompletionUsage) -> Usage:
+    """Chat Completions' usage; OpenAI reports cached prompt tokens (reads) only."""
+    details = usage.prompt_tokens_details
+    cached = details.cached_tokens if details and details.cached_tokens else 0
+    return Usage(usage.prompt_tokens, usage.completion_tokens, cached)

@@ -28,7 +28,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 from .answers import is_silent
 from .config import SessionConfig, Tool
@@ -41,6 +41,8 @@ from .events import (
     MessageDelta,
     ModelStepCompleted,
     ModelStepStarted,
+    ServerToolBegin,
+    ServerToolEnd,
     StepOutcome,
     ToolBegin,
     ToolEnd,
@@ -78,8 +80,11 @@ class _Step:
     turn_id: str
     step_id: str
     step_index: int
+    started_at: float = 0.0  # set when the call goes out
+    provider: str = ""  # the call's: a credential refresh may switch the agent's
     partial: list[str] = field(default_factory=list)
     open_tools: dict[str, str] = field(default_factory=dict)  # call id -> tool name
+    open_server_tools: dict[str, str] = field(default_factory=dict)  # the provider's
 
     def ids(self, session_id: str) -> dict[str, Any]:
         return {
@@ -95,6 +100,7 @@ class _Turn:
     turn_id: str
     usage: Usage = NO_USAGE
     step: _Step | None = None  # the step running (or that ended the turn)
+    left_intent: bool = False  # a failed call's intent was left for resume()
 
 
 def new_id() -> str:
@@ -212,6 +218,8 @@ class Agent:
                 raise
             return self._abort(turn)
         except AgentError as error:
+            if turn.left_intent:  # the turn stays running: resume() re-issues the call
+                return self._report_dangling(turn, error)
             return self._fail(turn, error)
         finally:
             self._task = None
@@ -261,6 +269,14 @@ class Agent:
         result = self._end_turn(turn, "failed", *self._partial(turn), failure, error=error)
         self._emit(ErrorEvent(session_id=self.session_id, turn_id=turn.turn_id, error=error))
         return result
+
+    def _report_dangling(self, turn: _Turn, error: AgentError) -> TurnResult:
+        """A call failed mid-stream and its intent was left open: tell the user, save
+        nothing (no partial text, no error turn), and leave the turn running."""
+        self._emit(ErrorEvent(session_id=self.session_id, turn_id=turn.turn_id, error=error))
+        return TurnResult(
+            turn.turn_id, "failed", error=error, provider=self.provider, model=self.model
+        )
 
     def _abort(self, turn: _Turn) -> TurnResult:
         result = self._end_turn(turn, "aborted", *self._partial(turn))
@@ -352,12 +368,13 @@ class Agent:
         context = [m for m in self.store.messages(self.session_id) if m.kind == "message"]
         request = self.client.request(context, list(self.tools.values()))
         self.store.save(self._wal("intent", step, request))
+        step.started_at, step.provider = time.time(), self.provider
         self._emit(
             ModelStepStarted(
                 **step.ids(self.session_id),
                 provider=self.provider,
                 model=self.model,
-                at=time.time(),
+                at=step.started_at,
             )
         )
         try:
@@ -366,6 +383,9 @@ class Agent:
                 stream=self.config.stream,
                 on_text=lambda text: self._delta(step, text),
                 on_tool=lambda call_id, name: self._tool_begins(step, call_id, name),
+                on_server_tool=lambda call_id, name, phase: self._server_tool(
+                    step, call_id, name, phase
+                ),
             )
         except asyncio.CancelledError:
             self._close_tools(step, "interrupted")
@@ -376,18 +396,26 @@ class Agent:
         except PROVIDER_ERRORS as exc:
             error = classify(exc)
             self._close_tools(step, "interrupted")
-            self.store.save(self._wal("completion", step, {"error": error.as_json()}))
+            if self._leaves_intent(error):
+                turn.left_intent = True
+            else:
+                self.store.save(self._wal("completion", step, {"error": error.as_json()}))
             raise error from exc
-        return self._step_done(turn, step, reply, context)
+        return self._step_done(turn, step, reply)
 
-    def _step_done(
-        self, turn: _Turn, step: _Step, reply: ModelReply, context: list[Message]
-    ) -> ModelReply:
+    def _leaves_intent(self, error: AgentError) -> bool:
+        """Whether a failed call's intent is left without a completion, for resume():
+        under ``stream_error="leave_intent"``, an error reported mid-stream (no HTTP
+        status) that is not retried here."""
+        mid_stream = error.status is None and not error.transient
+        return self.config.stream_error == "leave_intent" and mid_stream
+
+    def _step_done(self, turn: _Turn, step: _Step, reply: ModelReply) -> ModelReply:
         """Save the reply with its WAL completion, or reject it if it does not answer."""
         for call in reply.tool_calls:  # the JSON path learns of its tool calls only now
             if call.id not in step.open_tools:
                 self._tool_begins(step, call.id, call.name)
-        if is_silent(reply, context, turn.turn_id):
+        if is_silent(reply):
             error = no_response()
             self._close_tools(step, "interrupted")  # a rejected reply's tools never run
             self.store.save(
@@ -404,7 +432,7 @@ class Agent:
         self.store.save(self._wal("completion", step, reply.as_json()), answer)
         step.partial.clear()
         turn.usage += reply.usage
-        self._end_step(step, "completed", usage=reply.usage, text=reply.text)
+        self._end_step(step, "completed", usage=reply.usage, text=reply.text, reply=reply)
         return reply
 
     def _delta(self, step: _Step, text: str) -> None:
@@ -420,12 +448,18 @@ class Agent:
         text: str = "",
         error: AgentError | None = None,
         retry_in: float | None = None,
+        reply: ModelReply | None = None,
     ) -> None:
         self._emit(
             ModelStepCompleted(
                 **step.ids(self.session_id),
                 outcome=outcome,
                 at=time.time(),
+                started_at=step.started_at,
+                # The provider that made the call, not the one a refresh switched to.
+                provider=step.provider or self.provider,
+                stop_reason=reply.stop_reason if reply else None,
+                tool_call_ids=tuple(call.id for call in reply.tool_calls) if reply else (),
                 usage=usage,
                 text=text,
                 error=error,
@@ -452,8 +486,26 @@ class Agent:
         )
 
     def _close_tools(self, step: _Step, outcome: ToolOutcome) -> None:
+        """End every tool of ``step`` that began and has not ended, the provider's too."""
         for call_id in list(step.open_tools):
             self._tool_ends(step, call_id, outcome, "")
+        for call_id in list(step.open_server_tools):
+            self._server_tool(step, call_id, "", outcome)
+
+    def _server_tool(self, step: _Step, call_id: str, name: str, phase: str) -> None:
+        """A tool the provider runs began or ended: shown to the user, never run here."""
+        if phase == "begin":
+            step.open_server_tools[call_id] = name
+            self._emit(ServerToolBegin(**step.ids(self.session_id), call_id=call_id, name=name))
+        elif call_id in step.open_server_tools:
+            self._emit(
+                ServerToolEnd(
+                    **step.ids(self.session_id),
+                    call_id=call_id,
+                    name=step.open_server_tools.pop(call_id),
+                    outcome=cast(ToolOutcome, phase),
+                )
+            )
 
     async def _run_tools(self, step: _Step, calls: list[ToolUse]) -> None:
         """Run the calls that have no result yet (on resume, some may have one). Every

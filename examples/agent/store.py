@@ -27,7 +27,8 @@ CREATE TABLE IF NOT EXISTS messages (
     role TEXT, kind TEXT, text TEXT, tool_calls TEXT, tool_call_id TEXT);
 CREATE TABLE IF NOT EXISTS turns (
     turn_id TEXT PRIMARY KEY, session_id TEXT, status TEXT, text TEXT,
-    input_tokens INTEGER, output_tokens INTEGER, provider TEXT, model TEXT);
+    input_tokens INTEGER, output_tokens INTEGER, provider TEXT, model TEXT,
+    cache_read_tokens INTEGER DEFAULT 0, cache_write_tokens INTEGER DEFAULT 0);
 CREATE TABLE IF NOT EXISTS wal (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT, turn_id TEXT, step_id TEXT,
     step_index INTEGER, key TEXT, entry TEXT, body TEXT);
@@ -115,7 +116,7 @@ class Store:
         self._commit(
             [
                 (
-                    "INSERT INTO turns VALUES (?, ?, 'running', '', 0, 0, '', '')",
+                    "INSERT INTO turns VALUES (?, ?, 'running', '', 0, 0, '', '', 0, 0)",
                     (message.turn_id, message.session_id),
                 )
             ],
@@ -139,8 +140,18 @@ class Store:
         """Close a turn (``completed``, ``failed``, ``aborted``) with its last messages."""
         update = (
             "UPDATE turns SET status=?, text=?, input_tokens=?, output_tokens=?, provider=?, "
-            "model=? WHERE turn_id=?",
-            (status, text, usage.input_tokens, usage.output_tokens, provider, model, turn_id),
+            "model=?, cache_read_tokens=?, cache_write_tokens=? WHERE turn_id=?",
+            (
+                status,
+                text,
+                usage.input_tokens,
+                usage.output_tokens,
+                provider,
+                model,
+                usage.cache_read_tokens,
+                usage.cache_write_tokens,
+                turn_id,
+            ),
         )
         self._commit([update], list(messages))
 
@@ -163,10 +174,9 @@ class Store:
 
     def turn(self, turn_id: str) -> TurnRecord:
         row = self.db.execute("SELECT * FROM turns WHERE turn_id=?", (turn_id,)).fetchone()
-        turn, session, status, text, tokens_in, tokens_out, provider, model = row
-        return TurnRecord(
-            turn, session, status, text, Usage(tokens_in, tokens_out), provider, model
-        )
+        turn, session, status, text, tokens_in, tokens_out, provider, model, read, write = row
+        usage = Usage(tokens_in, tokens_out, read or 0, write or 0)  # cache tokens kept too
+        return TurnRecord(turn, session, status, text, usage, provider, model)
 
     def pending_turns(self, session_id: str) -> list[str]:
         """Turns that started and never ended: what a crash leaves behind."""

@@ -22,6 +22,8 @@ from .events import (
     MessageDelta,
     ModelStepCompleted,
     ModelStepStarted,
+    ServerToolBegin,
+    ServerToolEnd,
     ToolBegin,
     ToolEnd,
     TurnAborted,
@@ -68,6 +70,10 @@ def log_event(log: RunLog, event: Event) -> None:
             log.tool_result(
                 event.call_id, event.output, outcome=event.outcome, step_id=event.step_id
             )
+        case ServerToolBegin():
+            log.server_tool_call(event.call_id, event.name, step_id=event.step_id)
+        case ServerToolEnd():
+            log.server_tool_result(event.call_id, outcome=event.outcome, step_id=event.step_id)
         case ErrorEvent():
             error = event.error
             log.error_reported(
@@ -104,4 +110,9 @@ def log_write(log: RunLog, record: Record) -> None:
 def _usage(usage: Usage | None) -> LogUsage | None:
     if usage is None:
         return None
-    return LogUsage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
+    return LogUsage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_input_tokens=usage.cache_read_tokens or None,
+        cache_creation_input_tokens=usage.cache_write_tokens or None,
+    )

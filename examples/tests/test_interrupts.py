@@ -78,6 +78,37 @@ async def test_an_interrupt_during_the_retry_backoff_cancels_the_retry_at_once(p
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_an_interrupt_during_the_backoff_after_a_dropped_stream_cancels_the_retry(
+    provider, backend
+):
+    """Checks: a dropped stream ends its step ``retrying`` (the agent would wait 30 s);
+    an interrupt in that wait aborts the turn at once: the retry never goes out (one
+    model call, one step, no error, no answer)."""
+    backend.script(Reply.text(ANSWER, fault=Fault.cut(after_events=3)))
+    agent = Agent(backend.config(provider, backoff=30))
+    log = record(agent, backend.runlog())
+    backing_off = when(agent, ModelStepCompleted, outcome="retrying")
+
+    turn = asyncio.create_task(agent.run_turn("What is the weather in Leeds?"))
+    await backing_off.wait()
+    [retrying] = agent.events_of(ModelStepCompleted)
+    assert (retrying.error.kind, retrying.retry_in) == ("provider", 30)
+    agent.interrupt()
+    # Not cancelled, the wait would end in 30 s and a second call go out.
+    result = await turn
+
+    assert result.outcome == "aborted"
+    assert [call.outcome for call in log.model_calls] == ["cut"]
+    assert len(agent.events_of(ModelStepStarted)) == 1
+    assert [e.turn_id for e in agent.events_of(TurnAborted)] == [result.turn_id]
+    assert agent.events_of(ErrorEvent) == agent.events_of(TurnComplete) == []
+    assert agent.store.turn(result.turn_id).status == "aborted"
+    invariants.assert_single_terminal_step(log)
+    backend.assert_offline()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
 @pytest.mark.parametrize("held", ["before the first byte", "after some text"])
 async def test_an_interrupt_while_the_model_request_is_blocked_ends_its_step_once_as_interrupted(
     provider: str, held: str, blocking_model: FakeModel

@@ -1,24 +1,40 @@
 """Scenario 1: a one-step turn, event by event.
 
 The smallest turn: one model call that answers. Every event of the step names the
-same session, turn and step; the step's end carries the usage and the text of the
-reply; the saved answer names the step that produced it.
+same session, turn and step; the step's end repeats its start time and provider and
+carries the usage (prompt-cache reads and writes included), the stop reason, the
+tool calls it asked for (none) and the text of the reply; the final message and the
+saved answer name the session, turn and step that produced them.
 """
 
 from __future__ import annotations
 
 import pytest
-from agent import Agent, FinalMessage, ModelStepCompleted, ModelStepStarted, TurnComplete
+from agent import Agent, FinalMessage, ModelStepCompleted, ModelStepStarted, Tool, TurnComplete
+from agent import Usage as AgentUsage
 
-from pytest_agentreplay import Reply, Usage
+from pytest_agentreplay import Reply, ToolCall, Usage
 
 ANSWER = "It is sunny in Leeds."
+USAGE = Usage(
+    input_tokens=12, output_tokens=6, cache_read_input_tokens=4, cache_creation_input_tokens=3
+)
+# OpenAI reports cached prompt tokens, but has no cache writes to report.
+EXPECTED_USAGE = {
+    "anthropic": AgentUsage(12, 6, cache_read_tokens=4, cache_write_tokens=3),
+    "openai": AgentUsage(12, 6, cache_read_tokens=4),
+}
+STOP = {"anthropic": "end_turn", "openai": "stop"}
 
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 async def test_a_one_step_turn_reports_one_step_with_its_ids_usage_and_text(provider, backend):
-    backend.script(Reply.text(ANSWER, usage=Usage(input_tokens=12, output_tokens=6)))
+    """Checks: one step at index 0 whose start and end name the same session, turn
+    and step; the end repeats the start's time and the provider; the outcome holds the
+    usage with cache reads/writes, the stop reason, no tool-call ids and the text; the
+    final message names the session, turn and step."""
+    backend.script(Reply.text(ANSWER, usage=USAGE))
     agent = Agent(backend.config(provider))
 
     result = await agent.run_turn("What is the weather in Leeds?")
@@ -28,15 +44,58 @@ async def test_a_one_step_turn_reports_one_step_with_its_ids_usage_and_text(prov
     expected = (agent.session_id, result.turn_id, started.step_id, 0)
     for event in (started, completed):
         assert (event.session_id, event.turn_id, event.step_id, event.step_index) == expected
-    assert started.at <= completed.at
+    assert started.at > 0
+    assert completed.started_at == started.at
+    assert completed.at >= completed.started_at
+    assert started.provider == completed.provider == provider
     assert completed.outcome == "completed"
-    assert (completed.usage.input_tokens, completed.usage.output_tokens) == (12, 6)
+    assert completed.usage == EXPECTED_USAGE[provider]
+    assert completed.stop_reason == STOP[provider]
+    assert completed.tool_call_ids == ()
     assert completed.text == ANSWER
 
     [final] = agent.events_of(FinalMessage)
+    assert (final.session_id, final.turn_id, final.step_id) == expected[:3]
     *_, answer = agent.store.messages(agent.session_id)
-    assert final.step_id == answer.step_id == started.step_id
+    assert (answer.session_id, answer.turn_id, answer.step_id) == expected[:3]
     assert (answer.role, answer.text) == ("assistant", ANSWER)
     [done] = agent.events_of(TurnComplete)
     assert (done.text, done.usage, done.provider) == (ANSWER, completed.usage, provider)
+    backend.assert_offline()
+
+
+async def _weather(city: str) -> str:
+    return f"Sunny in {city}."
+
+
+WEATHER = Tool(
+    "get_weather",
+    "The weather in a city.",
+    {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    _weather,
+)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_a_step_that_calls_tools_names_their_ids_in_its_outcome(provider, backend):
+    """Checks: the outcome of a step that asks for tools lists their call ids, in
+    order, with the tool-use stop reason; the step that answers lists none."""
+    backend.script(
+        Reply(
+            parts=[
+                ToolCall(id="call_leeds", name="get_weather", args={"city": "Leeds"}),
+                ToolCall(id="call_york", name="get_weather", args={"city": "York"}),
+            ]
+        ),
+        ANSWER,
+    )
+    agent = Agent(backend.config(provider), tools=[WEATHER])
+
+    await agent.run_turn("Weather in Leeds and York?")
+
+    first, second = agent.events_of(ModelStepCompleted)
+    assert first.tool_call_ids == ("call_leeds", "call_york")
+    assert first.stop_reason == {"anthropic": "tool_use", "openai": "tool_calls"}[provider]
+    assert (second.tool_call_ids, second.stop_reason) == ((), STOP[provider])
     backend.assert_offline()

@@ -28,7 +28,9 @@ async def test_replaying_a_recorded_streamed_turn_makes_no_call_and_fires_no_eve
         Reply.tool_call(
             "weather", {"city": "Leeds"}, usage=Usage(input_tokens=30, output_tokens=9)
         ),
-        Reply.text(ANSWER, usage=Usage(input_tokens=45, output_tokens=10)),
+        Reply.text(
+            ANSWER, usage=Usage(input_tokens=45, output_tokens=10, cache_read_input_tokens=30)
+        ),
     )
     database = str(tmp_path / "agent.db")
     agent = Agent(backend.config(provider), store=Store(database), tools=[WEATHER])
@@ -46,6 +48,7 @@ async def test_replaying_a_recorded_streamed_turn_makes_no_call_and_fires_no_eve
     assert replayed == recorded  # the same answer, usage, provider and model
     assert (replayed.text, replayed.usage) == (ANSWER, done.usage)
     assert (done.usage.input_tokens, done.usage.output_tokens) == (75, 19)  # both steps
+    assert done.usage.cache_read_tokens == 30  # the prompt cache's share is kept too
     assert heard == []  # no per-event callback
     assert len(log.model_calls) == calls == 2  # no model call
     backend.assert_offline()

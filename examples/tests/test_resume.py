@@ -6,17 +6,20 @@ streams in leaves an intent with no completion, and the turn ``running``. On
 restart, :meth:`Agent.resume` re-issues that call once, in a fresh step at the
 same index, and records exactly one completion. What was done before the crash is
 not done again: the step that completed is not asked for again, its tool is not
-run again; and the text the dead process had shown is not saved.
+run again; and the text the dead process had shown is not saved. A provider error
+in the middle of a stream can leave its intent dangling on purpose
+(``stream_error="leave_intent"``), for resume to re-issue; by default it fails the
+turn, and nothing dangles.
 """
 
 from __future__ import annotations
 
 import pytest
-from agent import Agent, MessageDelta, ModelStepStarted, SessionConfig, Store, Tool
+from agent import Agent, ErrorEvent, MessageDelta, ModelStepStarted, SessionConfig, Store, Tool
 from agent.testing import record
 from agent.tools import CITY
 
-from pytest_agentreplay import Reply, ToolCall, invariants
+from pytest_agentreplay import Fault, Reply, ToolCall, invariants
 
 QUESTION = "What is the weather in Leeds?"
 ANSWER = "It is sunny in Leeds."
@@ -147,3 +150,85 @@ async def test_a_turn_that_died_in_a_tool_goes_on_from_the_saved_reply(
         ("assistant", None, ANSWER),
     ]
     assert restarted.store.pending_turns(agent.session_id) == []
+
+
+# Stream events before the provider's error event: some text has been shown.
+SOME_TEXT = {"anthropic": 5, "openai": 3}
+
+
+def failing_mid_stream(provider: str) -> Reply:
+    """A reply whose stream reports an error event (after the 200) after some text."""
+    fault = Fault.error_event(
+        "invalid_request_error", "The stream failed.", after_events=SOME_TEXT[provider]
+    )
+    return Reply.text(ANSWER, fault=fault)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_a_mid_stream_error_left_as_a_dangling_intent_is_reissued_once_on_resume(
+    provider, backend, tmp_path
+):
+    """Checks, under ``stream_error="leave_intent"``: the mid-stream error surfaces
+    (an error event, the turn's result failed); the intent is durable and has no
+    completion, and the turn stays running; resume re-issues the call once, with
+    the same request, and records exactly one completion."""
+    backend.script(failing_mid_stream(provider), Reply.text(ANSWER))
+    database = str(tmp_path / "agent.db")
+    config = backend.config(provider, stream_error="leave_intent")
+    agent = Agent(config, store=Store(database))
+    log = record(agent, backend.runlog())
+
+    failed = await agent.run_turn(QUESTION)
+
+    assert (failed.outcome, failed.error.kind) == ("failed", "bad_request")
+    [reported] = agent.events_of(ErrorEvent)
+    assert reported.turn_id == failed.turn_id
+    [dangling] = agent.store.dangling_intents(agent.session_id)
+    assert [r.entry for r in agent.store.wal(agent.session_id)] == ["intent"]
+    assert agent.store.pending_turns(agent.session_id) == [failed.turn_id]
+    assert [(m.role, m.kind) for m in agent.store.messages(agent.session_id)] == [
+        ("user", "message")
+    ]
+
+    restarted = Agent(config, store=Store(database), session_id=agent.session_id)
+    record(restarted, log).resumed()
+    [result] = await restarted.resume()
+
+    assert (result.turn_id, result.outcome, result.text) == (failed.turn_id, "completed", ANSWER)
+    wal = [(r.entry, r.key) for r in restarted.store.wal(agent.session_id)]
+    assert wal == [("intent", dangling.key), ("intent", dangling.key), ("completion", dangling.key)]
+    assert restarted.store.dangling_intents(agent.session_id) == []
+    failed_call, reissued = log.model_calls
+    assert failed_call.request.raw == reissued.request.raw
+    invariants.assert_dangling_intent_reissued(log, key=dangling.key)
+    backend.assert_offline()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_by_default_a_mid_stream_error_completes_the_call_and_fails_the_turn(
+    provider, backend, tmp_path
+):
+    """Checks, under the default ``stream_error="fail_turn"``: the same mid-stream
+    error writes the call's completion and ends the turn in an error turn after the
+    partial text; nothing dangles, so resume has nothing to re-issue."""
+    backend.script(failing_mid_stream(provider))
+    database = str(tmp_path / "agent.db")
+    agent = Agent(backend.config(provider), store=Store(database))
+    log = record(agent, backend.runlog())
+
+    failed = await agent.run_turn(QUESTION)
+
+    assert (failed.outcome, failed.error.kind) == ("failed", "bad_request")
+    assert [r.entry for r in agent.store.wal(agent.session_id)] == ["intent", "completion"]
+    assert agent.store.dangling_intents(agent.session_id) == []
+    assert agent.store.pending_turns(agent.session_id) == []
+    kinds = [(m.role, m.kind) for m in agent.store.messages(agent.session_id)]
+    assert kinds == [("user", "message"), ("assistant", "message"), ("assistant", "error")]
+    invariants.assert_terminal_error_turn(log, turn_id=failed.turn_id, error_kind="bad_request")
+
+    restarted = Agent(backend.config(provider), store=Store(database), session_id=agent.session_id)
+    assert await restarted.resume() == []
+    assert len(log.model_calls) == 1
+    backend.assert_offline()

@@ -21,6 +21,8 @@ from agent import (
     MessageDelta,
     ModelStepCompleted,
     ModelStepStarted,
+    ServerToolBegin,
+    ServerToolEnd,
     SessionConfig,
     ToolBegin,
     ToolEnd,
@@ -31,7 +33,16 @@ from agent.testing import record
 from agent.tools import WEB_SEARCH
 from hypothesis import given, settings
 
-from pytest_agentreplay import FakeModel, Fault, Reply, Text, ToolCall, invariants
+from pytest_agentreplay import (
+    FakeModel,
+    Fault,
+    Reply,
+    SearchResult,
+    ServerToolCall,
+    Text,
+    ToolCall,
+    invariants,
+)
 from pytest_agentreplay.runlog import RunLog
 from pytest_agentreplay.strategies import CI_PROFILE, fault_plans, faults, replies
 
@@ -84,6 +95,67 @@ async def test_an_interrupted_stream_is_retried_in_a_fresh_step_at_the_same_inde
     invariants.assert_no_partial_content_saved(log)
     saved = [m.text for m in agent.store.messages(agent.session_id) if m.role == "assistant"]
     assert saved == [ANSWER]
+    backend.assert_offline()
+
+
+# Anthropic's events before the cut: message_start, the text block (start, two deltas,
+# stop), then the search's server_tool_use block start and the first pieces of its
+# input: the provider has begun its search, and its result never comes.
+CUT_IN_THE_PROVIDER_SEARCH = 9
+
+
+@pytest.mark.anyio
+async def test_a_stream_cut_in_a_provider_side_search_is_retried_in_a_fresh_step(backend):
+    """Checks: two steps at index 0 with different ids, ``retrying`` then
+    ``completed``; the partial delta belongs to the first, the answer to the second;
+    the agent begins no tool of its own; the provider's web search begins in the
+    first step and ends exactly once, ``interrupted``, with its call id; the model
+    is called twice with the same input; the partial text is not saved, the answer is."""
+    search = ServerToolCall.web_search(
+        "Leeds rain", [SearchResult(url="https://met.example/leeds")], id="srvtoolu_search1"
+    )
+    searching = Reply(
+        parts=[Text(text="partial "), search, Text(text="It will rain.")],
+        fault=Fault.cut(after_events=CUT_IN_THE_PROVIDER_SEARCH),
+    )
+    backend.script(searching, Reply.text(ANSWER))
+    agent = Agent(backend.config("anthropic"))
+    log = record(agent, backend.runlog())
+
+    await agent.run_turn("Will it rain in Leeds tomorrow?")
+
+    first, retry = agent.events_of(ModelStepStarted)
+    assert first.step_id != retry.step_id
+    assert first.step_index == retry.step_index == 0
+    ended = agent.events_of(ModelStepCompleted)
+    assert [(e.step_id, e.outcome) for e in ended] == [
+        (first.step_id, "retrying"),
+        (retry.step_id, "completed"),
+    ]
+    assert texts_by_step(agent) == {first.step_id: "partial ", retry.step_id: ANSWER}
+    [final] = agent.events_of(FinalMessage)
+    assert final.step_id == retry.step_id
+    assert agent.events_of(ToolBegin) == []  # the provider searched: the agent ran nothing
+    [begin] = agent.events_of(ServerToolBegin)
+    assert (begin.call_id, begin.name, begin.step_id) == (
+        "srvtoolu_search1",
+        "web_search",
+        first.step_id,
+    )
+    [end] = agent.events_of(ServerToolEnd)
+    assert (end.call_id, end.step_id, end.outcome) == (
+        "srvtoolu_search1",
+        first.step_id,
+        "interrupted",
+    )
+
+    assert [call.outcome for call in log.model_calls] == ["cut", "completed"]
+    invariants.assert_retries_resend_identical_input(log)
+    invariants.assert_every_tool_call_answered(log)
+    invariants.assert_no_partial_content_saved(log)
+    saved = " ".join(m.text for m in agent.store.messages(agent.session_id))
+    assert "partial" not in saved
+    assert ANSWER in saved
     backend.assert_offline()
 
 

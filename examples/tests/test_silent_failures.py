@@ -1,11 +1,11 @@
 """Scenario 10: silent failures, the ones no exception announces.
 
-A reply that arrives without an error can still fail to answer: it is empty, it
-only says again what the conversation already holds, or its stream ends before
-the provider said it was done. Each is reported as ``no_response`` and saved as an
-error turn (after any text the user saw). Two look-alikes are not failures: the
-same answer to the same question asked again, and an ``"error"`` field that is
-empty.
+A reply that arrives without an error can still fail to answer: it holds no new
+message (nothing in it), or its stream ends before the provider said it was done.
+Each is reported as ``no_response`` and saved as an error turn (after any text the
+user saw). Look-alikes that are not failures: a new message repeating an earlier
+answer or question, the same answer to the same question asked again, and an
+``"error"`` field that is empty.
 """
 
 from __future__ import annotations
@@ -63,9 +63,10 @@ async def test_an_empty_completion_is_no_response_saved_as_an_error_turn(provide
 @pytest.mark.anyio
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 @pytest.mark.parametrize("repeated", ["the previous answer", "the question"])
-async def test_a_completion_that_only_repeats_the_history_is_no_response(
-    provider, repeated, backend
-):
+async def test_a_new_message_repeating_the_history_is_an_answer(provider, repeated, backend):
+    """Checks: a new assistant message whose text equals an earlier answer (to a
+    different question), or the question, is a successful turn: whether a turn
+    answered is decided by whether a new message was produced, not by its text."""
     second_question = "Will it rain in Manchester?"
     echo = ANSWER if repeated == "the previous answer" else second_question
     backend.script(Reply.text(ANSWER), Reply.text(echo))
@@ -75,13 +76,41 @@ async def test_a_completion_that_only_repeats_the_history_is_no_response(
 
     result = await agent.run_turn(second_question)
 
-    assert first.text == ANSWER
+    assert (first.text, result.outcome, result.text) == (ANSWER, "completed", echo)
+    assert agent.events_of(ErrorEvent) == []
+    assert [e.turn_id for e in agent.events_of(TurnComplete)] == [first.turn_id, result.turn_id]
+    assert [(m.role, m.kind, m.text) for m in agent.store.messages(agent.session_id)] == [
+        ("user", "message", QUESTION),
+        ("assistant", "message", ANSWER),
+        ("user", "message", second_question),
+        ("assistant", "message", echo),
+    ]
+    invariants.assert_single_terminal_step(log)
+    backend.assert_offline()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_a_turn_that_produces_no_new_message_after_an_earlier_answer_is_no_response(
+    provider, backend
+):
+    """Checks: the other side: after an earlier answer, a reply that holds no new
+    message (nothing in it) is ``no_response``; the earlier answer does not stand in
+    for it, and the history is left as it was before the error turn."""
+    backend.script(Reply.text(ANSWER), Fault.empty())
+    agent = Agent(backend.config(provider))
+    log = record(agent, backend.runlog())
+    first = await agent.run_turn(QUESTION)
+
+    result = await agent.run_turn("Will it rain in Manchester?")
+
+    assert first.outcome == "completed"
     assert_no_response(agent, result, log)
-    assert [m.text for m in agent.store.messages(agent.session_id) if m.kind == "message"] == [
-        QUESTION,
-        ANSWER,
-        second_question,
-        echo,  # what the user saw is kept, before the error turn
+    assert [(m.role, m.kind, m.text) for m in agent.store.messages(agent.session_id)] == [
+        ("user", "message", QUESTION),
+        ("assistant", "message", ANSWER),
+        ("user", "message", "Will it rain in Manchester?"),
+        ("assistant", "error", NO_RESPONSE),
     ]
     backend.assert_offline()
 
@@ -162,4 +191,33 @@ async def test_an_empty_error_field_in_every_stream_event_is_not_an_error(provid
     if not backend.recording:
         events = backend.cassette.interactions[0].response.events
         assert all('"error":null' in event.data for event in events if event.data != "[DONE]")
+    backend.assert_offline()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+@pytest.mark.parametrize("empty", [None, ""])
+async def test_an_empty_error_field_an_earlier_turn_and_a_repeated_answer_still_answer(
+    provider, empty, backend
+):
+    """Checks: ``"error": null`` (or ``""``) in every event, an earlier turn and a
+    new message repeating that turn's answer to another question: the turn completes
+    with it, and the saved messages are the two questions and the two answers."""
+    noisy = Reply.text(ANSWER, event_fields={"error": empty})
+    backend.script(noisy, noisy)
+    agent = Agent(backend.config(provider))
+    log = record(agent, backend.runlog())
+    first = await agent.run_turn(QUESTION)
+
+    result = await agent.run_turn("And in Manchester?")
+
+    assert (first.outcome, result.outcome, result.text) == ("completed", "completed", ANSWER)
+    assert agent.events_of(ErrorEvent) == []
+    assert [(m.role, m.kind, m.text) for m in agent.store.messages(agent.session_id)] == [
+        ("user", "message", QUESTION),
+        ("assistant", "message", ANSWER),
+        ("user", "message", "And in Manchester?"),
+        ("assistant", "message", ANSWER),
+    ]
+    invariants.assert_single_terminal_step(log)
     backend.assert_offline()

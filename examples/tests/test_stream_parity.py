@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from agent import Agent
+from agent import Agent, MessageDelta
 from agent.testing import record
 from agent.tools import WEATHER
 
@@ -32,12 +32,17 @@ SCRIPT = [
 async def test_streaming_and_json_paths_record_identical_logs_for_the_same_response(
     provider, backend
 ):
+    """Checks: the same response read as a stream and as JSON leaves identical run
+    logs and byte-identical WAL entries, and the streamed runs emitted text deltas
+    (two runs that streamed nothing would agree and prove nothing)."""
     wal_entries: list[str] = []
+    deltas: dict[bool, list[int]] = {True: [], False: []}
 
     async def run(stream: bool) -> RunLog:
         agent = Agent(backend.config(provider, stream=stream), tools=[WEATHER])
         log = record(agent)
         await agent.run_turn(QUESTION)
+        deltas[stream].append(len(agent.events_of(MessageDelta)))
         # What the write-ahead log keeps of each call, byte for byte (its ids aside).
         records = agent.store.wal(agent.session_id)
         wal_entries.append(json.dumps([(r.entry, r.step_index, r.body) for r in records]))
@@ -53,3 +58,5 @@ async def test_streaming_and_json_paths_record_identical_logs_for_the_same_respo
     assert len(set(wal_entries)) == 1, "the WAL differs between the streaming and JSON paths"
     [reference] = {json.dumps(r.log.normalized(transport=False, calls="none")) for r in runs}
     assert "It is sunny in Leeds" in reference
+    assert deltas[True] and all(count >= 1 for count in deltas[True])
+    assert deltas[False] == [0]  # the JSON path has no deltas: the parity is not trivial
