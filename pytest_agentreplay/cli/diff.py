@@ -1,11 +1,14 @@
 """``agentreplay diff A B``: two cassettes compared as conversations, for review.
 
 Interactions are paired by method and URL in order (an inserted call is one
-"only in B" line, not a cascade). For each pair: the request at JSON paths, the
-status and the headers that shape the API, the event sequence by type, how the
-stream ended, and the final message folded from the stream. Fields that change on
-every recording (ids, timestamps, signatures, padding, event times) are left out
-unless ``--all`` is given; values that look like secrets are masked.
+"only in B" line, not a cascade). The URL is compared as matching compares it: the
+host without its port, so a re-recording against a local server on a fresh port
+differs in nothing replay would notice (``--all`` shows the port too). For each
+pair: the request at JSON paths, the status and the headers that shape the API,
+the event sequence by type, how the stream ended, and the final message folded
+from the stream. Fields that change on every recording (ids, timestamps,
+signatures, padding, event times) are left out unless ``--all`` is given; values
+that look like secrets are masked.
 """
 
 from __future__ import annotations
@@ -78,7 +81,7 @@ class _Differ:
             body = self._json(r.json_body) if r.json_body is not None else r.body or r.body_b64
             return {
                 "method": r.method,
-                "url": r.url,
+                "url": r.url if self.everything else without_port(r.url),
                 "headers": self._headers(r.headers),
                 "body": body,
             }
@@ -142,9 +145,19 @@ def _runs(labels: list[str]) -> list[str]:
     return [label if n == 1 else f"{label} \u00d7{n}" for label, n in out]
 
 
+def without_port(url: str) -> str:
+    """``url`` with its host lower-cased and no port, as matching's ``host`` sees it
+    (a local server on a fresh port each run still matches its recording)."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").rstrip(".")
+    if ":" in host:  # an IPv6 literal keeps its brackets
+        host = f"[{host}]"
+    return parts._replace(netloc=host).geturl()
+
+
 def _key(item: View) -> tuple[str, str]:
     request = item.interaction.request
-    parts = urlsplit(request.url)
+    parts = urlsplit(without_port(request.url))
     return request.method, f"{parts.scheme}://{parts.netloc}{parts.path}"
 
 

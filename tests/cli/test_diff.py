@@ -108,3 +108,28 @@ def test_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     missing = tmp_path / "missing.yaml"
     result = cli(capsys, "diff", good(tmp_path), missing)
     assert (result.code, result.err) == (2, f"agentreplay: {missing}: no such file or directory\n")
+
+
+def test_a_port_change_is_no_difference_as_matching_ignores_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An identical re-recording against a local server on a fresh port: matching
+    ignores the port, so diff does too (issue 20: it reported the port and exited 1)."""
+    text = save(tmp_path / "base.yaml", json_interaction("openai_chat")).read_text("utf-8")
+    assert "https://api.openai.com/" in text
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    a.write_text(text.replace("https://api.openai.com/", "http://127.0.0.1:41001/"), "utf-8")
+    b.write_text(text.replace("https://api.openai.com/", "http://127.0.0.1:41002/"), "utf-8")
+    result = cli(capsys, "diff", a, b)
+    assert (result.code, result.out) == (0, "no differences (1 interactions compared)\n")
+    result = cli(capsys, "diff", "--all", a, b)
+    assert result.code == 1
+    assert "41001" in result.out and "41002" in result.out
+    c = tmp_path / "c.yaml"  # another host is still a difference
+    c.write_text(text.replace("https://api.openai.com/", "http://127.0.0.2:41001/"), "utf-8")
+    result = cli(capsys, "diff", a, c)
+    assert result.code == 1
+    assert (
+        "    url: 'http://127.0.0.1/v1/chat/completions' != 'http://127.0.0.2/v1/chat/completions'"
+        in (result.out.splitlines())
+    )
