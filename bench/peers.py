@@ -2234,7 +2234,7 @@ PACKAGES = [
     "jiter",
     "anyio",
     "wrapt",
-    "pytest-agentreplay",
+    "pytest-agentreplay-plugin",
 ]
 
 

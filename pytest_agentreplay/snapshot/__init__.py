@@ -23,7 +23,7 @@ headers an SDK sends (``<client>``: user agent, OS, runtime version). The rules
 are those of :func:`..runlog.normalize`, plus the cassette
 fields listed in :data:`VOLATILE_HEADERS` and the events' arrival times.
 
-syrupy is optional (``pip install pytest-agentreplay[snapshot]``): this module
+syrupy is optional (``pip install pytest-agentreplay-plugin[snapshot]``): this module
 imports it only when the extension class is first used.
 """
 
@@ -48,7 +48,7 @@ def __getattr__(name: str) -> Any:
         if exc.name != "syrupy":
             raise
         raise ImportError(
-            "AgentReplaySnapshotExtension needs syrupy: pip install 'pytest-agentreplay[snapshot]'"
+            "AgentReplaySnapshotExtension needs syrupy: pip install 'pytest-agentreplay-plugin[snapshot]'"
         ) from exc
     globals()[name] = AgentReplaySnapshotExtension
     return AgentReplaySnapshotExtension
