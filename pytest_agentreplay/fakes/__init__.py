@@ -9,9 +9,10 @@ serves every provider. It can hold a call (``block``), cut the first streams
 (``interrupt``), or fail every call (``fail_with``), and it records what it was
 asked (``calls``, ``requests``) and how each call ended (``log``).
 
-It refuses surprises: a call after the script ran out gets a provider-shaped
-500 *and* fails the test with the request shown; replies left unconsumed fail
-the test too (``check_unused=False`` opts out).
+It refuses surprises: a call after the script ran out raises
+:class:`UnexpectedModelCall` (a pytest failure no ``except Exception`` or retry
+loop swallows) showing the call number and the request; replies left
+unconsumed fail the test too (``check_unused=False`` opts out).
 
 :class:`FakeModel` routes a request to its wire format and renders the reply
 (through :mod:`..transport.answer`); what it serves and what it saw are
@@ -37,10 +38,25 @@ from ..transport.chunking import ChunkingSpec, resolve_chunking
 from ..transport.gate import Gate
 from ..transport.playback import Playback
 from ..transport.router import Deferred, HTTPRequest
-from .script import CallLog, Holds, HTTPCall, Respond, Script, ScriptItem
+from .script import (
+    CallLog,
+    Holds,
+    HTTPCall,
+    Respond,
+    Script,
+    ScriptItem,
+    UnexpectedModelCall,
+)
 from .serving import Serving
 
-__all__ = ["DEFAULT_HOSTS", "ChunkingSpec", "FakeModel", "HTTPCall", "ScriptItem"]
+__all__ = [
+    "DEFAULT_HOSTS",
+    "ChunkingSpec",
+    "FakeModel",
+    "HTTPCall",
+    "ScriptItem",
+    "UnexpectedModelCall",
+]
 
 DEFAULT_HOSTS = ("api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com")
 
@@ -290,17 +306,30 @@ class FakeModel(Serving):
     async def respond_async(self, request: HTTPRequest) -> Playback | Deferred:
         return self.respond(request)
 
-    def _next_reply(self, request: Request, http: HTTPRequest) -> Reply:
-        """The reply for this call: the script's, or a 500 when it ran out."""
+    def _next_reply(self, index: int, request: Request, http: HTTPRequest) -> Reply:
+        """The reply for call ``index``: the script's; when it ran out, the test fails
+        at once (:class:`UnexpectedModelCall`)."""
         reply = self._script.next_reply(request)
         if reply is not None:
             return reply
+        problem = self._mask(
+            f"{self.name}: received a model call after its script ran out "
+            f"(call #{index}):\n  {_show(http)}\n"
+            f"  Script a reply for it ({self.name}.script(...)) or answer past the end "
+            f"with respond=."
+        )
+        # Kept as a problem too: code that catches BaseException (or a thread that
+        # dies with it) must not turn the surprise into a pass.
         with self._lock:
-            self._problems.append(
-                f"{self.name}: received a model call after its script ran out "
-                f"(call #{len(self.calls) - 1}):\n  {_show(http)}"
-            )
-        return Reply.failure(Fault.http(500, "pytest-agentreplay: the fake model's script ran out"))
+            self._problems.append(problem)
+        self._log.ended(index, "cancelled", 0, None)
+        raise UnexpectedModelCall(f"pytest-agentreplay: {problem}", pytrace=False)
+
+    def _mask(self, text: str) -> str:
+        """``text`` with secrets masked by the router's rules (the session scrubber's
+        under pytest; none for a fake outside the plugin's router)."""
+        router = self._router
+        return router.mask(text) if router is not None else text
 
     def _play(
         self,
@@ -311,7 +340,7 @@ class FakeModel(Serving):
         *,
         block: tuple[Gate, int | None] | None = None,
     ) -> Playback:
-        reply = self._next_reply(request, http)
+        reply = self._next_reply(index, request, http)
         ctx = RenderContext(model=request.model or "fake-model", request=request, ids=self._ids)
         plan = answer.Plan(
             chunker=self.chunker,
