@@ -38,6 +38,7 @@ from ..transport.chunking import ChunkingSpec, resolve_chunking
 from ..transport.gate import Gate
 from ..transport.playback import Playback
 from ..transport.router import Deferred, HTTPRequest
+from .messages import held_problem, interrupt_problem, show
 from .script import (
     CallLog,
     Holds,
@@ -67,13 +68,6 @@ class _Route:
     port: int | None
     base_path: str
     provider: Provider | None
-
-
-def _show(request: HTTPRequest) -> str:
-    body = request.content.decode("utf-8", "replace")
-    if len(body) > 600:
-        body = body[:600] + f"... ({len(request.content)} bytes)"
-    return f"{request.method} {request.url}\n    {body}"
 
 
 class FakeModel(Serving):
@@ -113,6 +107,7 @@ class FakeModel(Serving):
         self._ids = IdFactory(seed)
         self._lock = threading.Lock()
         self._problems: list[str] = []
+        self._unreleased: list[tuple[int, int | None]] = []
         self.script(*script)
 
     # --- configuring ------------------------------------------------------------
@@ -225,8 +220,18 @@ class FakeModel(Serving):
         """What the test should fail for: surprises, and (at the end) unused replies."""
         with self._lock:
             problems = list(self._problems)
+        pending = self._script.pending_interrupts()
+        if pending:
+            problems.append(interrupt_problem(self.name, pending, list(self.requests)))
         unused = self._script.unused()
-        if self.check_unused and unused and self._script.fail is None:
+        if not self.check_unused or not unused or self._script.fail is not None:
+            return problems
+        # A call held before its first byte took no reply: the reply was requested
+        # and is waiting for release(), not spare (issue 20).
+        held = self._held()[: len(unused)]
+        problems.extend(held_problem(self.name, i, unused[n]) for n, i in enumerate(held))
+        unused = unused[len(held) :]
+        if unused:
             shown = "\n".join(f"  - {r!r}" for r in unused)
             problems.append(
                 f"{self.name}: {len(unused)} scripted "
@@ -234,6 +239,15 @@ class FakeModel(Serving):
                 f"requested:\n{shown}"
             )
         return problems
+
+    def _held(self) -> list[int]:
+        """Calls held by ``block()`` before their first byte that the test never
+        released (kept when :meth:`detach` lets them go, so the check at the end
+        still sees them)."""
+        with self._lock:
+            seen = list(self._unreleased)
+        held = {*seen, *self._holds.unreleased()}
+        return sorted(index for index, after in held if after is None)
 
     def verify(self) -> None:
         """Raise ``AssertionError`` listing every problem, if any."""
@@ -250,6 +264,9 @@ class FakeModel(Serving):
 
     def detach(self) -> None:
         """Stop serving; calls still held are let go, so no thread hangs the run."""
+        held = self._holds.unreleased()
+        with self._lock:
+            self._unreleased.extend(held)
         self.release()
         super().detach()
 
@@ -294,7 +311,7 @@ class FakeModel(Serving):
         except (ValueError, CodecError) as exc:
             return self._unexpected(request, f"its body is not a valid request: {exc}", codec=codec)
         index = self._log.open(request, parsed)
-        block = self._holds.take_block()
+        block = self._holds.take_block(index)
         if block is not None and block[1] is None:
             return Deferred(
                 gate=block[0],
@@ -314,7 +331,7 @@ class FakeModel(Serving):
             return reply
         problem = self._mask(
             f"{self.name}: received a model call after its script ran out "
-            f"(call #{index}):\n  {_show(http)}\n"
+            f"(call #{index}):\n  {show(http)}\n"
             f"  Script a reply for it ({self.name}.script(...)) or answer past the end "
             f"with respond=."
         )
@@ -394,14 +411,14 @@ class FakeModel(Serving):
         with self._lock:
             self._problems.append(
                 f"{self.name}: cannot serve {reply_source(reply)} as {codec.provider}: "
-                f"{why}\n  {_show(http)}"
+                f"{why}\n  {show(http)}"
             )
         fault = Fault.http(400, f"pytest-agentreplay: {why}")
         return answer.for_reply(codec, Reply.failure(fault), ctx, plan, streaming=False)
 
     def _unexpected(self, request: HTTPRequest, why: str, codec: Codec | None = None) -> Playback:
         with self._lock:
-            self._problems.append(f"{self.name}: unexpected request, {why}:\n  {_show(request)}")
+            self._problems.append(f"{self.name}: unexpected request, {why}:\n  {show(request)}")
         fault = Fault.http(
             404 if codec is None else 400, f"pytest-agentreplay: {why.split(':', maxsplit=1)[0]}"
         )

@@ -135,3 +135,109 @@ def test_the_exception_is_a_pytest_failure_and_public() -> None:
 
     assert issubclass(UnexpectedModelCall, Failed)
     assert not issubclass(UnexpectedModelCall, Exception)
+
+
+def test_a_forgotten_release_says_the_call_is_held_and_what_to_call(
+    pytester: pytest.Pytester,
+) -> None:
+    result = run(
+        pytester,
+        """
+def test_cancelled_while_held(blocking_model):
+    blocking_model.script(Reply.text("after release"))
+    async def main():
+        task = asyncio.create_task(aask("q"))
+        assert await blocking_model.wait_blocked_async(5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    asyncio.run(main())
+
+def test_released(blocking_model):
+    blocking_model.script(Reply.text("after release"))
+    out = []
+    worker = threading.Thread(target=lambda: out.append(ask("q").content[0].text))
+    worker.start()
+    assert blocking_model.wait_blocked(5)
+    blocking_model.release()
+    worker.join(5)
+    assert out == ["after release"]
+""",
+    )
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*blocking_model: call #0 was held by block() and never released*",
+            "*after release*",
+            "*Call blocking_model.release()*",
+        ]
+    )
+    result.stdout.no_fnmatch_line("*never requested*")
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_an_interrupt_no_stream_used_fails_the_test(
+    pytester: pytest.Pytester, stream: bool
+) -> None:
+    result = run(
+        pytester,
+        f"""
+def test_agent(interrupting_model):
+    interrupting_model.script(Reply.text("one two three four"))
+    try:
+        ask("q", stream={stream})
+    except Exception:  # the cut stream (httpx's RemoteProtocolError): retry
+        ask("q", stream={stream})
+""",
+    )
+    if stream:
+        result.assert_outcomes(passed=1)
+        return
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*interrupting_model: 1 interrupt queued by interrupt() never cut a stream "
+            "(call #0 did not stream;*"
+        ]
+    )
+
+
+def test_a_fake_used_as_a_block_reports_an_unused_interrupt() -> None:
+    from pytest_agentreplay import FakeModel
+
+    with pytest.raises(AssertionError, match="no call came"), FakeModel().interrupt():
+        pass
+
+
+def test_two_fake_fixtures_in_one_test_are_one_fake(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+def test_held_then_cut(interrupting_model, blocking_model):
+    assert interrupting_model is blocking_model
+    blocking_model.script(Reply.text("one two three four five six"))
+    out = []
+    def agent():
+        try:
+            ask("q", stream=True)
+        except Exception as exc:
+            out.append("cut")
+        out.append(ask("q", stream=True).content[0].text)
+    worker = threading.Thread(target=agent)
+    worker.start()
+    assert blocking_model.wait_blocked(5)
+    blocking_model.release()
+    worker.join(30)
+    assert out == ["cut", "one two three four five six"]
+    assert [c.outcome for c in blocking_model.log] == ["cut", "completed"]
+""",
+    )
+    result.assert_outcomes(passed=1)
+
+
+def test_cassette_miss_is_exported_at_the_top_level() -> None:
+    import pytest_agentreplay
+    from pytest_agentreplay.cassettes.miss import CassetteMiss
+
+    assert pytest_agentreplay.CassetteMiss is CassetteMiss
+    assert "CassetteMiss" in pytest_agentreplay.__all__
