@@ -407,14 +407,12 @@ class RunLog(ServerToolLog, BaseModel):
     ) -> dict[str, Any]:
         """The log as JSON with volatile values masked (see the module docs); ``ids``
         names the application's own id fields and patterns (:class:`IdMask`).
-
         ``calls="brief"`` shows each model call as how it ended, its conversation one
         line a message and its reply (what a snapshot reviewer reads); ``"none"``
         leaves the model side out. ``transport=False`` also drops what depends on how
-        a response arrived rather than what it said — each call's ``streaming`` flag,
-        ``events_sent``, the request's ``stream`` / ``stream_options`` and the
-        ``delta`` entries — which is the view :func:`~..invariants.assert_stream_parity` compares.
-        """
+        a response arrived — each call's ``streaming`` flag, ``events_sent``, the
+        request's ``stream`` / ``stream_options`` and the ``delta`` entries — which is
+        the view :func:`~..invariants.assert_stream_parity` compares."""
         self.refresh()
         data = self.model_dump(mode="json", exclude_none=True)
         return normalize_log(data, transport=transport, calls=calls, ids=ids)
