@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
+    from .cassettes.miss import CassetteMiss
     from .errors import AgentReplayError, CodecError, SSEDecodeError, SSEEncodeError
-    from .fakes import FakeModel
+    from .fakes import FakeModel, UnexpectedModelCall
     from .model import (
         Citation,
         Fault,
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AgentReplayError",
+    "CassetteMiss",
     "Citation",
     "CodecError",
     "EgressBlocked",
@@ -49,6 +51,7 @@ __all__ = [
     "Text",
     "Thinking",
     "ToolCall",
+    "UnexpectedModelCall",
     "Usage",
     "__version__",
 ]
@@ -59,7 +62,9 @@ _LAZY = {
     "SSEDecodeError": ".errors",
     "SSEEncodeError": ".errors",
     "EgressBlocked": ".transport.egress",
+    "CassetteMiss": ".cassettes.miss",
     "FakeModel": ".fakes",
+    "UnexpectedModelCall": ".fakes",
     "FaultPlan": ".model",
     "Fault": ".model",
     "ModelCall": ".model",

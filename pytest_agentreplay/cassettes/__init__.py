@@ -1,11 +1,11 @@
 """Cassettes: the recorded interactions of a test, on disk and in memory.
 
 ``load`` / ``loads`` read a cassette in any supported format (``from_data`` builds
-one from parsed data), ``save`` scrubs and writes one atomically, ``locked`` guards
-a read-merge-write cycle; ``Cassette``, ``Interaction``, ``RecordedRequest``,
-``RecordedResponse`` and ``RecordedEvent`` are what a cassette holds, and a bad
-value in them is a ``CassetteValueError``. Names load on first use: replaying a
-cassette imports only what replay needs.
+one from parsed data, ``from_replies`` from replies), ``save`` scrubs and writes
+one atomically, ``locked`` guards a read-merge-write cycle; ``Cassette``,
+``Interaction``, ``RecordedRequest``, ``RecordedResponse`` and ``RecordedEvent``
+are what a cassette holds, and a bad value in them is a ``CassetteValueError``.
+Names load on first use: replaying a cassette imports only what replay needs.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..errors import CassetteFormatError
+    from .build import from_replies
     from .checks import CassetteValueError
     from .io import detect_format, dumps, from_data, load, loads, locked, save
     from .model import Cassette, Interaction, RecordedEvent, RecordedRequest, RecordedResponse
@@ -30,6 +31,7 @@ __all__ = [
     "detect_format",
     "dumps",
     "from_data",
+    "from_replies",
     "load",
     "loads",
     "locked",
@@ -42,6 +44,7 @@ _LAZY = {
     "detect_format": ".io",
     "dumps": ".io",
     "from_data": ".io",
+    "from_replies": ".build",
     "load": ".io",
     "loads": ".io",
     "locked": ".io",

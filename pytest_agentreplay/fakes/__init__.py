@@ -9,9 +9,10 @@ serves every provider. It can hold a call (``block``), cut the first streams
 (``interrupt``), or fail every call (``fail_with``), and it records what it was
 asked (``calls``, ``requests``) and how each call ended (``log``).
 
-It refuses surprises: a call after the script ran out gets a provider-shaped
-500 *and* fails the test with the request shown; replies left unconsumed fail
-the test too (``check_unused=False`` opts out).
+It refuses surprises: a call after the script ran out raises
+:class:`UnexpectedModelCall` (a pytest failure no ``except Exception`` or retry
+loop swallows) showing the call number and the request; replies left
+unconsumed fail the test too (``check_unused=False`` opts out).
 
 :class:`FakeModel` routes a request to its wire format and renders the reply
 (through :mod:`..transport.answer`); what it serves and what it saw are
@@ -37,10 +38,26 @@ from ..transport.chunking import ChunkingSpec, resolve_chunking
 from ..transport.gate import Gate
 from ..transport.playback import Playback
 from ..transport.router import Deferred, HTTPRequest
-from .script import CallLog, Holds, HTTPCall, Respond, Script, ScriptItem
+from .messages import held_problem, interrupt_problem, show
+from .script import (
+    CallLog,
+    Holds,
+    HTTPCall,
+    Respond,
+    Script,
+    ScriptItem,
+    UnexpectedModelCall,
+)
 from .serving import Serving
 
-__all__ = ["DEFAULT_HOSTS", "ChunkingSpec", "FakeModel", "HTTPCall", "ScriptItem"]
+__all__ = [
+    "DEFAULT_HOSTS",
+    "ChunkingSpec",
+    "FakeModel",
+    "HTTPCall",
+    "ScriptItem",
+    "UnexpectedModelCall",
+]
 
 DEFAULT_HOSTS = ("api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com")
 
@@ -51,13 +68,6 @@ class _Route:
     port: int | None
     base_path: str
     provider: Provider | None
-
-
-def _show(request: HTTPRequest) -> str:
-    body = request.content.decode("utf-8", "replace")
-    if len(body) > 600:
-        body = body[:600] + f"... ({len(request.content)} bytes)"
-    return f"{request.method} {request.url}\n    {body}"
 
 
 class FakeModel(Serving):
@@ -97,6 +107,7 @@ class FakeModel(Serving):
         self._ids = IdFactory(seed)
         self._lock = threading.Lock()
         self._problems: list[str] = []
+        self._unreleased: list[tuple[int, int | None]] = []
         self.script(*script)
 
     # --- configuring ------------------------------------------------------------
@@ -209,8 +220,18 @@ class FakeModel(Serving):
         """What the test should fail for: surprises, and (at the end) unused replies."""
         with self._lock:
             problems = list(self._problems)
+        pending = self._script.pending_interrupts()
+        if pending:
+            problems.append(interrupt_problem(self.name, pending, list(self.requests)))
         unused = self._script.unused()
-        if self.check_unused and unused and self._script.fail is None:
+        if not self.check_unused or not unused or self._script.fail is not None:
+            return problems
+        # A call held before its first byte took no reply: the reply was requested
+        # and is waiting for release(), not spare (issue 20).
+        held = self._held()[: len(unused)]
+        problems.extend(held_problem(self.name, i, unused[n]) for n, i in enumerate(held))
+        unused = unused[len(held) :]
+        if unused:
             shown = "\n".join(f"  - {r!r}" for r in unused)
             problems.append(
                 f"{self.name}: {len(unused)} scripted "
@@ -218,6 +239,15 @@ class FakeModel(Serving):
                 f"requested:\n{shown}"
             )
         return problems
+
+    def _held(self) -> list[int]:
+        """Calls held by ``block()`` before their first byte that the test never
+        released (kept when :meth:`detach` lets them go, so the check at the end
+        still sees them)."""
+        with self._lock:
+            seen = list(self._unreleased)
+        held = {*seen, *self._holds.unreleased()}
+        return sorted(index for index, after in held if after is None)
 
     def verify(self) -> None:
         """Raise ``AssertionError`` listing every problem, if any."""
@@ -234,6 +264,9 @@ class FakeModel(Serving):
 
     def detach(self) -> None:
         """Stop serving; calls still held are let go, so no thread hangs the run."""
+        held = self._holds.unreleased()
+        with self._lock:
+            self._unreleased.extend(held)
         self.release()
         super().detach()
 
@@ -278,7 +311,7 @@ class FakeModel(Serving):
         except (ValueError, CodecError) as exc:
             return self._unexpected(request, f"its body is not a valid request: {exc}", codec=codec)
         index = self._log.open(request, parsed)
-        block = self._holds.take_block()
+        block = self._holds.take_block(index)
         if block is not None and block[1] is None:
             return Deferred(
                 gate=block[0],
@@ -290,17 +323,30 @@ class FakeModel(Serving):
     async def respond_async(self, request: HTTPRequest) -> Playback | Deferred:
         return self.respond(request)
 
-    def _next_reply(self, request: Request, http: HTTPRequest) -> Reply:
-        """The reply for this call: the script's, or a 500 when it ran out."""
+    def _next_reply(self, index: int, request: Request, http: HTTPRequest) -> Reply:
+        """The reply for call ``index``: the script's; when it ran out, the test fails
+        at once (:class:`UnexpectedModelCall`)."""
         reply = self._script.next_reply(request)
         if reply is not None:
             return reply
+        problem = self._mask(
+            f"{self.name}: received a model call after its script ran out "
+            f"(call #{index}):\n  {show(http)}\n"
+            f"  Script a reply for it ({self.name}.script(...)) or answer past the end "
+            f"with respond=."
+        )
+        # Kept as a problem too: code that catches BaseException (or a thread that
+        # dies with it) must not turn the surprise into a pass.
         with self._lock:
-            self._problems.append(
-                f"{self.name}: received a model call after its script ran out "
-                f"(call #{len(self.calls) - 1}):\n  {_show(http)}"
-            )
-        return Reply.failure(Fault.http(500, "pytest-agentreplay: the fake model's script ran out"))
+            self._problems.append(problem)
+        self._log.ended(index, "cancelled", 0, None)
+        raise UnexpectedModelCall(f"pytest-agentreplay: {problem}", pytrace=False)
+
+    def _mask(self, text: str) -> str:
+        """``text`` with secrets masked by the router's rules (the session scrubber's
+        under pytest; none for a fake outside the plugin's router)."""
+        router = self._router
+        return router.mask(text) if router is not None else text
 
     def _play(
         self,
@@ -311,7 +357,7 @@ class FakeModel(Serving):
         *,
         block: tuple[Gate, int | None] | None = None,
     ) -> Playback:
-        reply = self._next_reply(request, http)
+        reply = self._next_reply(index, request, http)
         ctx = RenderContext(model=request.model or "fake-model", request=request, ids=self._ids)
         plan = answer.Plan(
             chunker=self.chunker,
@@ -365,14 +411,14 @@ class FakeModel(Serving):
         with self._lock:
             self._problems.append(
                 f"{self.name}: cannot serve {reply_source(reply)} as {codec.provider}: "
-                f"{why}\n  {_show(http)}"
+                f"{why}\n  {show(http)}"
             )
         fault = Fault.http(400, f"pytest-agentreplay: {why}")
         return answer.for_reply(codec, Reply.failure(fault), ctx, plan, streaming=False)
 
     def _unexpected(self, request: HTTPRequest, why: str, codec: Codec | None = None) -> Playback:
         with self._lock:
-            self._problems.append(f"{self.name}: unexpected request, {why}:\n  {_show(request)}")
+            self._problems.append(f"{self.name}: unexpected request, {why}:\n  {show(request)}")
         fault = Fault.http(
             404 if codec is None else 400, f"pytest-agentreplay: {why.split(':', maxsplit=1)[0]}"
         )

@@ -25,6 +25,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from _pytest.outcomes import Failed  # pytest.fail.Exception, importable as a base
+
 from ..model import Fault, ModelCall, Reply, Request
 from ..transport.gate import Gate, wait_event_async
 from ..transport.router import HTTPRequest
@@ -36,6 +38,7 @@ __all__ = [
     "Respond",
     "Script",
     "ScriptItem",
+    "UnexpectedModelCall",
     "as_reply",
     "call_sync",
 ]
@@ -45,6 +48,19 @@ ScriptItem = Reply | Fault | str
 
 Respond = Callable[[Request], "ScriptItem | Awaitable[ScriptItem]"]
 """A function answering the calls a script does not cover (sync or async)."""
+
+
+class UnexpectedModelCall(Failed):
+    """A fake model received a call its script does not cover (the script ran out and
+    there is no ``respond`` function).
+
+    A pytest failure outcome (``pytest.fail.Exception``), like
+    :class:`~..transport.egress.EgressBlocked`: issue 20 saw a provider 500 here
+    retried ten times by the SDK and the agent (about 9 s of backoff) and the user's
+    own error shown instead of this one. Raised from the client's send, it passes
+    through ``except Exception`` and every retry loop and fails the test at once,
+    naming the call number and the request (secrets masked).
+    """
 
 
 def as_reply(item: ScriptItem) -> Reply:
@@ -109,6 +125,11 @@ class Script:
         with self._lock:
             return list(self._replies)
 
+    def pending_interrupts(self) -> int:
+        """Interrupts queued for a stream that never came."""
+        with self._lock:
+            return 0 if self.fail is not None else len(self._interrupts)
+
     def unused(self) -> list[Reply]:
         """Replies never requested: a reply an interrupt cut was requested (and partly
         shown), even though it stays first in the script for the retry."""
@@ -147,6 +168,7 @@ class Holds:
         self._lock = threading.Lock()
         self._gates: list[Gate] = []
         self._block: tuple[Gate, int | None] | None = None
+        self._owners: dict[int, tuple[int, int | None]] = {}  # id(gate): the call it holds
         self.stall = self._gate()
 
     def _gate(self) -> Gate:
@@ -159,17 +181,31 @@ class Holds:
         with self._lock:
             self._block = (self._gate(), after_events)
 
-    def take_block(self) -> tuple[Gate, int | None] | None:
-        """The hold for the call that arrives now (once), if :meth:`block` set one."""
+    def take_block(self, index: int) -> tuple[Gate, int | None] | None:
+        """The hold for call ``index``, arriving now (once), if :meth:`block` set one."""
         with self._lock:
             block, self._block = self._block, None
+            if block is not None:
+                self._owners[id(block[0])] = (index, block[1])
         return block
+
+    def unreleased(self) -> list[tuple[int, int | None]]:
+        """Calls a :meth:`block` holds now, and was never released from: ``(call
+        index, after_events)``. Issue 20: a forgotten ``release()`` was reported as
+        "1 scripted reply never requested" although the call came and was held."""
+        with self._lock:
+            return [
+                self._owners[id(g)]
+                for g in self._gates
+                if id(g) in self._owners and g.reached.is_set()
+            ]
 
     def release(self) -> None:
         """Let every held call continue; later stalls hold again."""
         with self._lock:
             gates, self._gates = self._gates, []
             self._block = None
+            self._owners.clear()
             self.holding.clear()
             self.stall = self._gate()
         for gate in gates:

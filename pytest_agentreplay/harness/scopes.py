@@ -83,11 +83,20 @@ def cassette_scope(request: pytest.FixtureRequest, router: Router) -> Iterator[A
 
 
 def fake_model(request: pytest.FixtureRequest, router: Router, name: str) -> FakeModel:
-    """A fake model on ``router`` for the test, detached when the test ends."""
+    """The test's fake model on ``router``, detached when the test ends.
+
+    Every fake-model fixture of one test is this one fake, each adding its setting
+    (``blocking_model`` a hold, ``interrupting_model`` a cut): issue 20 saw two
+    fakes on the same hosts, the newer answering every call while the test waited
+    on the older one's hold, hang until a 600 s timeout with no message.
+    """
     from ..fakes import FakeModel
 
+    state = TestState.of(request.node)
+    if state.fakes:
+        return state.fakes[0]
     fake = FakeModel(name=name).attach(router)
-    TestState.of(request.node).fakes.append(fake)
+    state.fakes.append(fake)
     request.addfinalizer(fake.detach)
     return fake
 

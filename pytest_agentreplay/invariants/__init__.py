@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..runlog import Egress, RunLog
+from ..runlog import Egress, IdMask, RunLog
 from ..runlog.adapters.calls import egress_of
 from ..transport.router import Router, active_router
 from .error_reports import check_error_metadata_reported
@@ -77,6 +77,7 @@ def assert_stream_parity(
     chunkings: Sequence[Any] = DEFAULT_CHUNKINGS,
     respond: Any = None,
     seed: str = "agentreplay",
+    ids: IdMask | None = None,
 ) -> list[ParityRun]:
     """Run ``run(stream)`` once per way of delivering the same response and require
     equal results.
@@ -93,12 +94,14 @@ def assert_stream_parity(
     normalized, with the model calls compared too). Streamed runs must give equal
     logs; the non-streaming run must give an equal log except for how the response
     arrived (``normalized(transport=False)``: no deltas, stream flags or event
-    counts). Returns the runs, the first being the reference (``sse/event``).
+    counts). ``ids`` (a :class:`~..runlog.IdMask`) names the application's own ids
+    (a ``turn_id`` field, a pattern), masked alike in every run. Returns the runs,
+    the first being the reference (``sse/event``).
     """
     runs = parity_sync(
         run, script=script, cassette=cassette, chunkings=chunkings, respond=respond, seed=seed
     )
-    compare_runs(runs)
+    compare_runs(runs, ids)
     return runs
 
 
@@ -110,13 +113,14 @@ async def assert_stream_parity_async(
     chunkings: Sequence[Any] = DEFAULT_CHUNKINGS,
     respond: Any = None,
     seed: str = "agentreplay",
+    ids: IdMask | None = None,
 ) -> list[ParityRun]:
     """:func:`assert_stream_parity` for async tests: ``run`` is awaited in the test's
     own event loop."""
     runs = await parity_async(
         run, script=script, cassette=cassette, chunkings=chunkings, respond=respond, seed=seed
     )
-    compare_runs(runs)
+    compare_runs(runs, ids)
     return runs
 
 

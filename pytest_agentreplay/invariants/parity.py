@@ -25,7 +25,7 @@ from ..fakes import ChunkingSpec, FakeModel
 from ..fakes.script import call_sync
 from ..fakes.twin import TwinServer
 from ..runlog import Delta, RunLog
-from ..runlog.normalize import normalize
+from ..runlog.normalize import IdMask, normalize
 from .report import fail
 
 __all__ = [
@@ -180,13 +180,19 @@ async def parity_async(
 # --- comparing the runs -------------------------------------------------------------------
 
 
-def compare_runs(runs: list[ParityRun]) -> None:
-    """Fail at the first variant whose log or state differs from the reference run."""
+def compare_runs(runs: list[ParityRun], ids: IdMask | None = None) -> None:
+    """Fail at the first variant whose log or state differs from the reference run;
+    ``ids`` names the application's own ids, masked in both (issue 20: random turn
+    ids made every variant differ)."""
+    if ids is not None:
+        for run in runs:
+            if run.state is not None and run.state is not run.log:
+                run.normalized_state = normalize(run.state, ids=ids)
     reference = runs[0]
     for other in runs[1:]:
         transport = other.stream  # a JSON run differs in how the response arrived, only
-        ours = _parity_view(reference.log, transport=transport)
-        theirs = _parity_view(other.log, transport=transport)
+        ours = _parity_view(reference.log, transport=transport, ids=ids)
+        theirs = _parity_view(other.log, transport=transport, ids=ids)
         labels = (reference.label, other.label)
         if ours != theirs:
             where = _first_difference(reference.log, ours, theirs, transport)
@@ -212,11 +218,11 @@ def compare_runs(runs: list[ParityRun]) -> None:
             )
 
 
-def _parity_view(log: RunLog, *, transport: bool) -> dict[str, Any]:
+def _parity_view(log: RunLog, *, transport: bool, ids: IdMask | None) -> dict[str, Any]:
     """The normalized log without ``events_sent``: how far the server got delivering a
     stream is the server's ledger, not something the agent did (and the SDKs differ in
     whether they drain a body after its last event)."""
-    view = log.normalized(transport=transport)
+    view = log.normalized(transport=transport, ids=ids)
     for call in view.get("model_calls", []):
         call.pop("events_sent", None)
     return view

@@ -65,9 +65,15 @@ class Request(Frozen):
 
     @property
     def last_user_text(self) -> str | None:
-        """Text of the last user message, or ``None`` when there is none."""
+        """Text of the last message the user wrote, or ``None`` when there is none.
+
+        A message that only carries tool results is not the user's: Anthropic and
+        Gemini send tool results in a ``user`` message, OpenAI in ``tool`` messages,
+        and issue 20 saw this read ``""`` after a tool round on Anthropic and the
+        question on OpenAI. It means the question on every provider.
+        """
         for message in reversed(self.messages):
-            if message.role == "user":
+            if message.role == "user" and not _only_tool_results(message):
                 return message.text
         return None
 
@@ -75,6 +81,10 @@ class Request(Frozen):
     def tool_results(self) -> list[ToolResult]:
         """Every tool result sent back to the model, in order."""
         return [p for m in self.messages for p in m.parts if isinstance(p, ToolResult)]
+
+
+def _only_tool_results(message: Message) -> bool:
+    return bool(message.parts) and all(isinstance(p, ToolResult) for p in message.parts)
 
 
 class ModelCall(Frozen):

@@ -36,7 +36,7 @@ API (stable; :mod:`..snapshot` and :mod:`..strategies` build on it)::
     log.normalized(transport=True, calls="full")   # ids -> ordinals, times masked;
                                                    # calls="brief" | "none" for snapshots
     log.diff(other) -> list[str]                   # json_diff of the normalized views
-    normalize(value) -> JSON                       # the same masking, for any state
+    normalize(value, ids=IdMask(...)) -> JSON      # the same masking, for any state
     delivered_text(call) -> str                    # text a (cut) call got to the client
 
 Equality (``==``) compares the logs exactly (after refreshing watched sources);
@@ -93,12 +93,12 @@ from .entries import (
     turns_of,
 )
 from .entries import __all__ as __all__
-from .normalize import CallsView, normalize, normalize_log
+from .normalize import CallsView, IdMask, normalize, normalize_log
 from .server_tools import ServerToolCalled, ServerToolLog, ServerToolResulted  # noqa: F401
 
 # The public names are the entry types (listed once, in :mod:`.entries`) and the run
 # log's own; ``__all__`` is a tuple, so ``+=`` makes a new one and leaves entries' alone.
-__all__ += ("RunLog", "delivered_text", "normalize")
+__all__ += ("IdMask", "RunLog", "delivered_text", "normalize")
 
 E = TypeVar("E", bound=_Entry)
 _LIVE = frozenset({"model_calls", "egress"})
@@ -402,19 +402,20 @@ class RunLog(ServerToolLog, BaseModel):
 
     # --- comparing --------------------------------------------------------------------
 
-    def normalized(self, *, transport: bool = True, calls: CallsView = "full") -> dict[str, Any]:
-        """The log as JSON with volatile values masked (see the module docs).
-
+    def normalized(
+        self, *, transport: bool = True, calls: CallsView = "full", ids: IdMask | None = None
+    ) -> dict[str, Any]:
+        """The log as JSON with volatile values masked (see the module docs); ``ids``
+        names the application's own id fields and patterns (:class:`IdMask`).
         ``calls="brief"`` shows each model call as how it ended, its conversation one
         line a message and its reply (what a snapshot reviewer reads); ``"none"``
         leaves the model side out. ``transport=False`` also drops what depends on how
-        a response arrived rather than what it said — each call's ``streaming`` flag,
-        ``events_sent``, the request's ``stream`` / ``stream_options`` and the
-        ``delta`` entries — which is the view :func:`~..invariants.assert_stream_parity` compares.
-        """
+        a response arrived — each call's ``streaming`` flag, ``events_sent``, the
+        request's ``stream`` / ``stream_options`` and the ``delta`` entries — which is
+        the view :func:`~..invariants.assert_stream_parity` compares."""
         self.refresh()
         data = self.model_dump(mode="json", exclude_none=True)
-        return normalize_log(data, transport=transport, calls=calls)
+        return normalize_log(data, transport=transport, calls=calls, ids=ids)
 
     def diff(self, other: RunLog, *, limit: int = 20, normalized: bool = True) -> list[str]:
         """Differences from ``other`` at JSON paths (``[]`` when equal)."""

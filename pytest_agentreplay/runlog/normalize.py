@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import date, datetime, time, timedelta
 from enum import Enum
 from typing import Any, Literal
@@ -23,6 +23,7 @@ __all__ = [
     "REQUEST_ID_KEYS",
     "TIME_KEYS",
     "CallsView",
+    "IdMask",
     "Masker",
     "normalize",
     "normalize_log",
@@ -95,12 +96,67 @@ def to_json(value: Any) -> Any:
     return value
 
 
+@dataclasses.dataclass(frozen=True)
+class IdMask:
+    """An application's own ids, to mask like the ids the plugin knows.
+
+    ``fields`` names keys whose string values are ids (``"turn_id"``,
+    ``"traceId"``: matched case-insensitively); ``patterns`` are regular
+    expressions whose matches, anywhere in any string, are ids
+    (``r"\b[0-9a-f]{8}\b"`` for ``uuid4().hex[:8]``). Each distinct value
+    becomes the same stand-in wherever it appears — ``<turn_id-1>`` for a field,
+    ``<app-id-1>`` for a pattern match — so "these two entries belong to the same
+    turn" survives masking while the random values do not (issue 20: a runtime's
+    ``uuid4().hex[:8]`` turn ids broke parity).
+    """
+
+    fields: Iterable[str] = ()
+    patterns: Iterable[str | re.Pattern[str]] = ()
+
+    def __post_init__(self) -> None:
+        fields = (self.fields,) if isinstance(self.fields, str) else tuple(self.fields)
+        patterns = (self.patterns,) if isinstance(self.patterns, str) else tuple(self.patterns)
+        for field in fields:
+            if not isinstance(field, str) or not field:
+                raise TypeError(f"IdMask fields are key names (str), got {field!r}")
+        try:
+            compiled = tuple(re.compile(p) for p in patterns)
+        except re.error as exc:
+            raise ValueError(f"IdMask pattern {exc.pattern!r} is not a regex: {exc}") from None
+        for pattern in compiled:
+            if pattern.match(""):
+                raise ValueError(
+                    f"IdMask pattern {pattern.pattern!r} matches the empty string: it "
+                    f"would mask between every character"
+                )
+        object.__setattr__(self, "fields", frozenset(f.lower() for f in fields))
+        object.__setattr__(self, "patterns", compiled)
+
+
 class Masker:
     """Replaces volatile values by stable stand-ins, numbering ids by first appearance."""
 
-    def __init__(self) -> None:
+    def __init__(self, ids: IdMask | None = None) -> None:
         self.known: dict[str, str] = {}
         self._counts: dict[str, int] = {}
+        ids = ids or IdMask()
+        self._id_fields: frozenset[str] = frozenset(ids.fields)
+        self._id_patterns: tuple[re.Pattern[str], ...] = tuple(ids.patterns)  # type: ignore[arg-type]
+
+    def learn_fields(self, value: Any) -> None:
+        """Learn the values of the application's id fields in ``value`` first, so a
+        value is masked alike where it appears before its field does."""
+        if not self._id_fields:
+            return
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(item, str) and str(key).lower() in self._id_fields:
+                    self.learn(item, str(key).lower())
+                else:
+                    self.learn_fields(item)
+        elif isinstance(value, list):
+            for item in value:
+                self.learn_fields(item)
 
     def learn(self, value: Any, kind: str) -> None:
         """Remember ``value`` as an id of ``kind`` (the next free ordinal)."""
@@ -128,7 +184,15 @@ class Masker:
             return self.known[text]
         if _ISO_TIME.match(text):
             return "<time>"
+        for pattern in self._id_patterns:
+            text = pattern.sub(self._app_id, text)
         return _UUID.sub(self._uuid, text) if len(text) >= 32 else text
+
+    def _app_id(self, match: re.Match[str]) -> str:
+        found = match.group(0)
+        if found not in self.known:
+            self.known[found] = self._next("app-id")
+        return self.known[found]
 
     def walk(self, value: Any) -> Any:
         if isinstance(value, dict):
@@ -143,7 +207,11 @@ class Masker:
         if value is None or isinstance(value, (dict, list)):
             return self.walk(value)
         lowered = key.lower()
-        if lowered in _ID_FIELDS and isinstance(value, str) and value in self.known:
+        if (
+            (lowered in _ID_FIELDS or lowered in self._id_fields)
+            and isinstance(value, str)
+            and value in self.known
+        ):
             return self.known[value]
         if lowered in TIME_KEYS:
             return "<time>"
@@ -154,10 +222,14 @@ class Masker:
         return self.walk(value)
 
 
-def normalize(value: Any) -> Any:
+def normalize(value: Any, *, ids: IdMask | None = None) -> Any:
     """``value`` (a run log, persisted state, any JSON-like data) as JSON with
-    timestamps, durations, request ids, provider ids and UUIDs masked."""
-    return Masker().walk(to_json(value))
+    timestamps, durations, request ids, provider ids and UUIDs masked, and the
+    application's own ids that ``ids`` names."""
+    data = to_json(value)
+    masker = Masker(ids)
+    masker.learn_fields(data)
+    return masker.walk(data)
 
 
 def _learn_entry_ids(masker: Masker, entries: list[dict[str, Any]]) -> None:
@@ -254,15 +326,20 @@ CallsView = Literal["full", "brief", "none"]
 
 
 def normalize_log(
-    data: dict[str, Any], *, transport: bool = True, calls: CallsView = "full"
+    data: dict[str, Any],
+    *,
+    transport: bool = True,
+    calls: CallsView = "full",
+    ids: IdMask | None = None,
 ) -> dict[str, Any]:
     """A dumped :class:`~.RunLog` with its volatile values masked (see
     :meth:`~.RunLog.normalized`)."""
     if not transport:
         data = _without_transport(data)
-    masker = Masker()
+    masker = Masker(ids)
     _learn_entry_ids(masker, data.get("entries", []))
     _learn_call_ids(masker, data.get("model_calls", []))
+    masker.learn_fields(data)
     if calls == "none":
         data = {k: v for k, v in data.items() if k != "model_calls"}
     result: dict[str, Any] = masker.walk(data)

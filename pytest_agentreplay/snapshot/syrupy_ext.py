@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 from syrupy.extensions.json import JSONSnapshotExtension
 from syrupy.types import PropertyFilter, PropertyMatcher, SerializableData, SerializedData
 
-from ..runlog.normalize import CallsView
+from ..runlog.normalize import CallsView, IdMask
 from .views import snapshot_view
 
 __all__ = ["AgentReplaySnapshotExtension"]
@@ -34,11 +34,13 @@ class AgentReplaySnapshotExtension(JSONSnapshotExtension):
     Subclass it to change how run logs are shown: ``calls`` (``"brief"``,
     ``"full"`` or ``"none"``) and ``transport`` (``False`` drops what depends on
     streaming or not) are passed to
-    :meth:`~..runlog.RunLog.normalized`.
+    :meth:`~..runlog.RunLog.normalized`; ``ids`` (an :class:`~..runlog.IdMask`)
+    masks the application's own ids.
     """
 
     calls: ClassVar[CallsView] = "brief"
     transport: ClassVar[bool] = True
+    ids: ClassVar[IdMask | None] = None
 
     def serialize(
         self,
@@ -48,5 +50,7 @@ class AgentReplaySnapshotExtension(JSONSnapshotExtension):
         include: PropertyFilter | None = None,
         matcher: PropertyMatcher | None = None,
     ) -> SerializedData:
-        view = _ordered(snapshot_view(data, calls=self.calls, transport=self.transport))
+        view = _ordered(
+            snapshot_view(data, calls=self.calls, transport=self.transport, ids=self.ids)
+        )
         return super().serialize(view, exclude=exclude, include=include, matcher=matcher)

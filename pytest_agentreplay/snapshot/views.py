@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..runlog import RunLog
-from ..runlog.normalize import CallsView, Masker, to_json
+from ..runlog.normalize import CallsView, IdMask, normalize
 
 __all__ = ["VOLATILE_HEADERS", "snapshot_view"]
 
@@ -40,7 +40,9 @@ VOLATILE_HEADERS: dict[str, str] = {
 ``x-stainless-retry-count`` is kept: it says which attempt a request was."""
 
 
-def snapshot_view(data: Any, *, calls: CallsView = "brief", transport: bool = True) -> Any:
+def snapshot_view(
+    data: Any, *, calls: CallsView = "brief", transport: bool = True, ids: IdMask | None = None
+) -> Any:
     """What a snapshot of ``data`` stores: JSON with the volatile values masked.
 
     * a :class:`~..runlog.RunLog` → its
@@ -55,14 +57,16 @@ def snapshot_view(data: Any, *, calls: CallsView = "brief", transport: bool = Tr
       each event's JSON ``data`` shown parsed;
     * anything else (persisted rows, pydantic models, dataclasses, dicts) →
       :func:`..runlog.normalize`.
+
+    ``ids`` (an :class:`~..runlog.IdMask`) masks the application's own ids too.
     """
     log = _as_run_log(data)
     if log is not None:
-        return log.normalized(calls=calls, transport=transport)
+        return log.normalized(calls=calls, transport=transport, ids=ids)
     interactions = _as_interactions(data)
     if interactions is not None:
-        return Masker().walk([_interaction_view(i) for i in interactions])
-    return Masker().walk(to_json(data))
+        return normalize([_interaction_view(i) for i in interactions], ids=ids)
+    return normalize(data, ids=ids)
 
 
 def _as_run_log(data: Any) -> RunLog | None:

@@ -191,8 +191,9 @@ def test_detach_releases_a_call_left_held() -> None:
     out: list[str] = []
     with fake:
         fake.block()
-        worker = threading.Thread(target=lambda: out.append(sdk.call("openai_chat",
-                                                                      stream=False).text))
+        worker = threading.Thread(
+            target=lambda: out.append(sdk.call("openai_chat", stream=False).text)
+        )
         worker.start()
         assert fake.wait_blocked(5)
         fake.detach()
@@ -203,17 +204,33 @@ def test_detach_releases_a_call_left_held() -> None:
 
 def test_configure_changes_a_fixtures_fake(scripted_model: FakeModel) -> None:
     scripted_model.configure(chunking="whole", respond=lambda r: "from respond", seed="s9")
-    with httpx2.Client() as client, client.stream(
-            "POST", "https://api.anthropic.com/v1/messages",
-            json={"model": "m", "max_tokens": 5, "stream": True,
-                  "messages": [{"role": "user", "content": "x"}]}) as resp:
+    with (
+        httpx2.Client() as client,
+        client.stream(
+            "POST",
+            "https://api.anthropic.com/v1/messages",
+            json={
+                "model": "m",
+                "max_tokens": 5,
+                "stream": True,
+                "messages": [{"role": "user", "content": "x"}],
+            },
+        ) as resp,
+    ):
         chunks = list(resp.iter_bytes())
     assert len(chunks) == 1, "'whole' sends the body as one chunk"
-    deltas = [e.json()["delta"]["text"] for e in sse.decode(chunks[0]).events
-              if e.event == "content_block_delta"]
+    deltas = [
+        e.json()["delta"]["text"]
+        for e in sse.decode(chunks[0]).events
+        if e.event == "content_block_delta"
+    ]
     assert "".join(deltas) == "from respond"
     message_id = sse.decode(chunks[0]).events[0].json()["message"]["id"]
     with FakeModel("x", seed="s9") as twin:
-        assert sdk.client("anthropic").messages.create(
-            model="m", max_tokens=5, messages=[{"role": "user", "content": "x"}]).id == message_id
+        assert (
+            sdk.client("anthropic")
+            .messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "x"}])
+            .id
+            == message_id
+        )
     assert twin.log and scripted_model.log[0].events_sent > 3

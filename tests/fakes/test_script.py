@@ -283,3 +283,14 @@ def test_serve_azure_style_deployment_path(scripted_model: FakeModel) -> None:
     got = client.chat.completions.create(model="dep1", messages=[{"role": "user", "content": "hi"}])
     assert got.choices[0].message.content == "azure says hi"
     assert "/openai/deployments/dep1/chat/completions" in scripted_model.log[0].url
+
+
+@pytest.mark.parametrize("provider", sdk.PROVIDERS)
+def test_last_user_text_after_a_tool_round_is_the_question_on_every_provider(
+    provider: str, scripted_model: FakeModel
+) -> None:
+    # Issue 20: "" on Anthropic (its tool results travel in a user message), the
+    # question on OpenAI.
+    scripted_model.script(Reply.tool_call("weather", {"city": "Leeds"}), Reply.text("Sunny."))
+    LOOPS[provider](sdk.client(provider))
+    assert [r.last_user_text for r in scripted_model.requests] == ["Weather in Leeds?"] * 2

@@ -37,8 +37,7 @@ def test_script_ran_out_fails_the_test_showing_the_request(pytester: pytest.Pyte
 def test_two_calls(scripted_model):
     scripted_model.script(Reply.text("only one"))
     assert ask("first").content[0].text == "only one"
-    with pytest.raises(anthropic.InternalServerError, match="script ran out"):
-        ask("second question")
+    ask("second question")
 """,
     )
     result.assert_outcomes(failed=1)
@@ -487,5 +486,9 @@ def test_after_it():
         gc.enable()
 """
     )
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly")
+    # langsmith's plugin (installed with langchain, for the LangChain adapter's tests)
+    # wraps every test call and keeps the call's frame alive: not ours to measure.
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:langsmith_plugin"
+    )
     result.assert_outcomes(passed=2)

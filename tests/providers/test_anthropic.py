@@ -760,7 +760,8 @@ def test_request_tool_loop() -> None:
         ("web_search", None),
     ]
     assert request.tools[0].parameters["properties"] == {"city": {"type": "string"}}
-    assert request.last_user_text == ""
+    # a message of tool results only is not the user's (issue 20): the question is
+    assert request.last_user_text == "Weather in Leeds and York?"
 
 
 def test_request_images_and_thinking() -> None:

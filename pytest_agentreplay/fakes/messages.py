@@ -1,0 +1,48 @@
+"""What a fake model says when a test used it wrongly: the request it got, a call
+held and never released, an interrupt no stream used.
+
+Kept apart from :class:`~..fakes.FakeModel` so the fake reads as serving, and the
+wording of its failures can be read (and tested) in one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..model import Reply, Request
+from ..transport.router import HTTPRequest
+
+__all__ = ["held_problem", "interrupt_problem", "show"]
+
+
+def show(request: HTTPRequest) -> str:
+    """``METHOD URL`` and the body (cut at 600 characters), for a failure message."""
+    body = request.content.decode("utf-8", "replace")
+    if len(body) > 600:
+        body = body[:600] + f"... ({len(request.content)} bytes)"
+    return f"{request.method} {request.url}\n    {body}"
+
+
+def held_problem(name: str, index: int, reply: Reply) -> str:
+    """Call ``index`` was held by ``block()`` and never released (issue 20: this was
+    reported as "1 scripted reply never requested" although the call came)."""
+    return (
+        f"{name}: call #{index} was held by block() and never released, so "
+        f"its reply was never sent:\n  - {reply!r}\n  Call {name}.release() "
+        f"once the test has checked the held state (cancelling the caller does "
+        f"not release it), or set check_unused = False if the reply is spare."
+    )
+
+
+def interrupt_problem(name: str, pending: int, requests: Sequence[Request]) -> str:
+    """``pending`` interrupts never cut a stream (issue 20: ``interrupting_model``
+    ignored a non-streaming call, so the ``stream=False`` side of a parametrized test
+    passed without any cut)."""
+    plain = [str(i) for i, r in enumerate(requests) if not r.stream]
+    came = f"call #{', #'.join(plain)} did not stream" if plain else "no call came"
+    return (
+        f"{name}: {pending} interrupt{'' if pending == 1 else 's'} queued by "
+        f"interrupt() never cut a stream ({came}; an interrupt cuts streamed "
+        f"responses only). Stream the call, or leave interrupting_model / "
+        f"interrupt() out of a non-streaming test."
+    )
