@@ -48,7 +48,8 @@ def __getattr__(name: str) -> Any:
         if exc.name != "syrupy":
             raise
         raise ImportError(
-            "AgentReplaySnapshotExtension needs syrupy: pip install 'pytest-agentreplay-plugin[snapshot]'"
+            "AgentReplaySnapshotExtension needs syrupy: "
+            "pip install 'pytest-agentreplay-plugin[snapshot]'"
         ) from exc
     globals()[name] = AgentReplaySnapshotExtension
     return AgentReplaySnapshotExtension
