@@ -46,7 +46,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
     accept_recording_hook(config)
-    if not config.pluginmanager.has_plugin("recording"):  # pytest-recording's vcr wins
+    if not _pytest_recording(config):  # pytest-recording's own vcr fixture wins
         from .harness.vcr_fixture import VcrFixture
 
         config.pluginmanager.register(VcrFixture(), "agentreplay-vcr")
@@ -57,6 +57,12 @@ def pytest_configure(config: pytest.Config) -> None:
         from .harness.xdist import XdistWorker
 
         config.pluginmanager.register(XdistWorker(), "agentreplay-xdist-worker")
+
+
+def _pytest_recording(config: pytest.Config) -> bool:
+    """Whether pytest-recording is active (by its entry point or ``-p`` module name)."""
+    names = ("recording", "pytest_recording.plugin")
+    return any(config.pluginmanager.has_plugin(name) for name in names)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own, which starts the workers
