@@ -22,6 +22,7 @@ from .harness.marker import add_marker_fixture
 from .harness.options import MARKER_HELP, RECORD_MODES, add_options
 from .harness.scopes import cassette_scope, fake_model, router_scope
 from .harness.state import RUN_STATE, TEST_STATE, RunState, TestState
+from .hooks import accept_recording_hook
 
 if TYPE_CHECKING:
     from .cassettes.handle import AgentReplay
@@ -44,6 +45,11 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 @pytest.hookimpl(trylast=True)  # after other plugins' configure hooks have run
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
+    accept_recording_hook(config)
+    if not _pytest_recording(config):  # pytest-recording's own vcr fixture wins
+        from .harness.vcr_fixture import VcrFixture
+
+        config.pluginmanager.register(VcrFixture(), "agentreplay-vcr")
     RunState.start(config)
     # Only when xdist distributes: hooks run for every test of every suite, and a plain
     # run has no use for these (a makereport wrapper and a logreport, six calls a test).
@@ -51,6 +57,12 @@ def pytest_configure(config: pytest.Config) -> None:
         from .harness.xdist import XdistWorker
 
         config.pluginmanager.register(XdistWorker(), "agentreplay-xdist-worker")
+
+
+def _pytest_recording(config: pytest.Config) -> bool:
+    """Whether pytest-recording is active (by its entry point or ``-p`` module name)."""
+    names = ("recording", "pytest_recording.plugin")
+    return any(config.pluginmanager.has_plugin(name) for name in names)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own, which starts the workers

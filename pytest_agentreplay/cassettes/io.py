@@ -42,7 +42,7 @@ from .formats.detect import Format, detect_data, detect_text
 from .formats.http_snapshot import from_http_snapshot
 from .formats.raw_sse import from_raw_sse
 from .formats.shape import ShapeError
-from .formats.vcrpy import from_vcr_data
+from .formats.vcrpy import from_vcr_data, vcr_versioned
 from .model import Cassette, cassette_from_data
 from .normal import EventCheck, normalized, same, same_data
 from .yaml.emit import UnstorableError, dump_cassette, dump_interactions
@@ -55,6 +55,7 @@ __all__ = [
     "dumps",
     "from_data",
     "load",
+    "load_with_format",
     "loads",
     "locked",
     "save",
@@ -260,7 +261,7 @@ def _convert(text: str, path: str) -> tuple[Any, Format]:
             return from_http_snapshot(_from_json(text, path)), kind
         data = _load_yaml(text, path)
         if detect_data(data) == "vcrpy":
-            return from_vcr_data(_check_top(data, text, path)), "vcrpy"
+            return from_vcr_data(_check_top(vcr_versioned(data, text), text, path)), "vcrpy"
         return _check_top(data, text, path), "agentreplay"
     except ShapeError as exc:
         raise _shape_error(exc, text, path, located=kind != "http-snapshot") from None
@@ -285,6 +286,17 @@ def load(path: str | os.PathLike[str]) -> Cassette:
     except IsADirectoryError:
         raise CassetteFormatError("is a directory, not a cassette file", path=name) from None
     return loads(raw, path=name)
+
+
+def load_with_format(path: str | os.PathLike[str]) -> tuple[Cassette, Format]:
+    """The cassette file at ``path`` and the format it is in: a vcrpy file replays with
+    vcrpy's default matching (issue 20), so the session needs to know where it came from."""
+    name = os.fspath(path)
+    try:
+        raw = Path(name).read_bytes()
+    except IsADirectoryError:
+        raise CassetteFormatError("is a directory, not a cassette file", path=name) from None
+    return loads(raw, path=name), detect_format(raw)
 
 
 def from_data(data: Any, *, path: str = "<data>") -> Cassette:

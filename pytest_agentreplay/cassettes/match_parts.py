@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, parse_qsl, urlsplit
 
 from ..providers import detect
+from .multipart import multipart_parts
 
 if TYPE_CHECKING:
     from .model import RecordedRequest
@@ -253,12 +254,17 @@ def _provider_noise(body: Any, request: RecordedRequest) -> Any:
 
 def normalize_body(request: RecordedRequest) -> Any:
     """The body as matched: ``None`` for no (or an empty) body; for JSON, the parsed
-    value with integral floats as ints and the provider's noise dropped; for anything
-    else, the exact bytes. A body nested too deeply to walk is compared as bytes."""
+    value with integral floats as ints and the provider's noise dropped; for multipart,
+    its parts without the random boundary (:mod:`.multipart`); for anything else, the
+    exact bytes. A body nested too deeply to walk is compared as bytes."""
     try:
         if request.json_body is not None:
             return _provider_noise(_canonical(request.json_body), request)
         raw = request.content()
+        ctype = next((v for k, v in request.headers.items() if k.lower() == "content-type"), "")
+        parts = multipart_parts(raw, ctype) if raw else None
+        if parts is not None:  # random boundaries never match: compare the parts
+            return parts
         if raw and _looks_json(raw, request):
             try:
                 parsed = json.loads(raw, parse_float=_number)

@@ -72,6 +72,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MATCHERS",
     "MATCH_ON_DEFAULT",
+    "VCRPY_MATCH_ON",
     "Index",
     "MatchOnError",
     "Matcher",
@@ -85,6 +86,9 @@ __all__ = [
 ]
 
 MATCH_ON_DEFAULT: tuple[str, ...] = ("method", "host", "path", "body")
+VCRPY_MATCH_ON: tuple[str, ...] = ("method", "scheme", "host", "path", "query")
+"""The default for a vcrpy / pytest-recording cassette: vcrpy's own default (method and
+URI, no body), in recorded order; the port is ignored here as everywhere."""
 MATCHERS: dict[str, Matcher] = {name: part.key for name, part in BUILTIN_PARTS.items()}
 """The built-in key parts by name (see the module docs)."""
 

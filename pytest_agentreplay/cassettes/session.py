@@ -41,7 +41,7 @@ from ..transport.playback import Playback
 from ..transport.router import HTTPRequest, Router
 from . import io as cassette_io
 from .calls import ReplayedCall, live_call, played_whole, replayed_outcome
-from .matching import Index
+from .matching import VCRPY_MATCH_ON, Index
 from .miss import CassetteMiss, cassette_miss
 from .model import Interaction, RecordedRequest
 from .modes import RECORDING_MODES, REPLAYING_MODES
@@ -93,11 +93,14 @@ class CassetteSession:
         self.recording = self.record_mode in RECORDING_MODES or (
             self.record_mode == "once" and not self.existed
         )
-        kwargs = {} if self.match_on is None else {"match_on": self.match_on}
-        self.index = Index([], **kwargs)
-        self.interactions: list[Interaction] = (
-            cassette_io.load(self.path).interactions if self.existed else []
+        loaded, source = (
+            cassette_io.load_with_format(self.path) if self.existed else (None, "agentreplay")
         )
+        self.interactions: list[Interaction] = [] if loaded is None else loaded.interactions
+        match_on = self.match_on
+        if match_on is None and source == "vcrpy":
+            match_on = VCRPY_MATCH_ON  # "loads unchanged" means "matches the same" (issue 20)
+        self.index = Index([], **({} if match_on is None else {"match_on": match_on}))
         if self.replaying:
             for request in (i.request for i in self.interactions):
                 self.index.add(request, played=False)

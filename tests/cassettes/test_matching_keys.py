@@ -384,6 +384,7 @@ def test_public_names():
     assert set(matching.__all__) == {
         "MATCHERS",
         "MATCH_ON_DEFAULT",
+        "VCRPY_MATCH_ON",
         "Index",
         "MatchOnError",
         "Matcher",

@@ -135,7 +135,8 @@ BODY = {{"model": os.environ.get("AR_MODEL", "m"), "authorization": "Bearer {sec
 URL = "https://api.anthropic.com/v1/messages?key={secret}"
 
 
-@pytest.mark.agentreplay
+# a vcrpy file matches on method and URI unless asked (issue 20): ask for the body
+@pytest.mark.agentreplay(match_on=["method", "host", "path", "query", "body"])
 @pytest.mark.parametrize("client", ["httpx2", "requests"])
 def test_foreign(agentreplay, client):
     post = httpx2.post if client == "httpx2" else requests.post
