@@ -120,10 +120,14 @@ class InteractionSink:
             except ContentDecodingError as exc:
                 self._refuse(exc)
                 return
-            if self.streaming:
-                self._stream(plain)
-            else:
-                self.body += plain
+            self._take(plain)
+
+    def _take(self, plain: bytes) -> None:
+        """Keep decoded bytes: parsed into events for a stream, whole for a body."""
+        if self.streaming:
+            self._stream(plain)
+        else:
+            self.body += plain
 
     def _stream(self, data: bytes) -> None:
         t = round(time.monotonic() - self.started, 6)
@@ -165,10 +169,7 @@ class InteractionSink:
         except ContentDecodingError as exc:
             self._refuse(exc)
             return
-        if self.streaming:
-            self._stream(plain)
-        else:
-            self.body += plain
+        self._take(plain)
 
     def _stream_response(self) -> RecordedResponse:
         fields: dict[str, Any] = {
