@@ -3,9 +3,7 @@ input refused without running code; fuzzed bytes never escape as anything else."
 
 from __future__ import annotations
 
-import contextlib
 import pickle
-import time
 from pathlib import Path
 
 import pytest
@@ -257,12 +255,10 @@ def _laughs(levels: int = 9) -> str:
     return "interactions: []\nextra:\n" + "".join(f"  {line}\n" for line in lines) + "version: 1\n"
 
 
-def test_billion_laughs_is_refused_quickly() -> None:
-    _error(_laughs(2))  # the first YAML load imports libyaml and the locator: not timed
-    started = time.perf_counter()
-    error = _error(_laughs())
-    assert time.perf_counter() - started < 1.0
-    assert "alias" in error.problem
+def test_billion_laughs_is_refused() -> None:
+    """Refused before expansion (its memory budget: tests/hardening/
+    test_hostile_cassettes.py; its time: bench/hostile_cassettes.py)."""
+    assert "alias" in _error(_laughs()).problem
 
 
 def test_recursive_alias_is_refused() -> None:
@@ -286,16 +282,19 @@ def test_deep_nesting_is_a_format_error_not_a_recursion_error(depth: int, style:
 # --- fuzzing -----------------------------------------------------------------------------
 
 
-def _survives(data: bytes) -> float:
-    started = time.perf_counter()
-    with contextlib.suppress(CassetteFormatError):
+def _survives(data: bytes) -> bool:
+    """``data`` loads, or is refused with a format error that names the file (never
+    another exception). Time is bench/'s concern (bench/hostile_cassettes.py)."""
+    try:
         loads(data, path="fuzz.yaml")
-    return time.perf_counter() - started
+    except CassetteFormatError as error:
+        return str(error).startswith("fuzz.yaml")
+    return True
 
 
 @given(st.binary(max_size=400))
 def test_arbitrary_bytes(data: bytes) -> None:
-    assert _survives(data) < 2.0
+    assert _survives(data)
 
 
 _SEEDS = [EXPECTED.encode(), VCR_SMALL.read_bytes()]
@@ -309,13 +308,13 @@ def test_byte_flips(seed: bytes, flips: list[tuple[int, int]]) -> None:
     data = bytearray(seed)
     for where, value in flips:
         data[where % len(data)] = value
-    assert _survives(bytes(data)) < 2.0
+    assert _survives(bytes(data))
 
 
 @given(st.sampled_from(_SEEDS), st.integers(0, 10**6), st.binary(min_size=1, max_size=20))
 def test_insertions(seed: bytes, where: int, junk: bytes) -> None:
     at = where % len(seed)
-    assert _survives(seed[:at] + junk + seed[at:]) < 2.0
+    assert _survives(seed[:at] + junk + seed[at:])
 
 
 def test_truncation_of_a_vcr_cassette_at_every_offset() -> None:

@@ -13,7 +13,6 @@ costs memory bounded by the cap, not by the stream.
 
 from __future__ import annotations
 
-import time
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -96,17 +95,16 @@ def agentreplay_config(big_cassette: Path) -> dict[str, Any]:
     return {"cassette": str(big_cassette)}
 
 
-def _peak(work: Any) -> tuple[Any, int, float]:
-    """What ``work()`` returns, its tracemalloc peak in bytes, and its wall time."""
+def _peak(work: Any) -> tuple[Any, int]:
+    """What ``work()`` returns and its tracemalloc peak in bytes (time is measured in
+    bench/: a wall-clock bound fails on a loaded machine)."""
     tracemalloc.start()
-    started = time.perf_counter()
     try:
         result = work()
     finally:
-        elapsed = time.perf_counter() - started
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-    return result, peak, elapsed
+    return result, peak
 
 
 def _read_stream() -> tuple[int, int]:
@@ -124,17 +122,16 @@ def test_replaying_one_interaction_of_a_huge_cassette_stays_in_a_memory_budget(
 ) -> None:
     assert len(agentreplay.interactions) == SMALL_CALLS + 1
     body = {"model": "m", "messages": [_user(f"q{SMALL_CALLS - 1}")]}
-    answer, peak, elapsed = _peak(lambda: httpx2.post(URL, json=body).json())
+    answer, peak = _peak(lambda: httpx2.post(URL, json=body).json())
     assert answer["id"] == f"q{SMALL_CALLS - 1}"
     assert peak < REPLAY_BUDGET, f"one small call: peak {peak / 1e6:.1f} MB"
-    assert elapsed < 1.0, f"one small call took {elapsed:.2f}s"
-    print(f"replay peak, one small call: {peak / 1e6:.3f} MB in {elapsed:.3f}s")
+    print(f"replay peak, one small call: {peak / 1e6:.3f} MB")
 
-    (size, events), peak, elapsed = _peak(_read_stream)
+    (size, events), peak = _peak(_read_stream)
     assert events == BIG_EVENTS
     assert size > BIG_EVENTS * EVENT_TEXT
     assert peak < REPLAY_BUDGET, f"the 50 MB stream: peak {peak / 1e6:.1f} MB"
-    print(f"replay peak, {size / 1e6:.0f} MB stream: {peak / 1e6:.3f} MB in {elapsed:.2f}s")
+    print(f"replay peak, {size / 1e6:.0f} MB stream: {peak / 1e6:.3f} MB")
 
 
 CAP = """

@@ -4,7 +4,6 @@ minimal plan."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import anthropic
@@ -62,22 +61,3 @@ def test_hypothesis_finds_the_seeded_retry_bug_and_shrinks_it() -> None:
     assert repr(failing[-1]) == (
         "FaultPlan(faults=(Fault.cut(after_events=4),), replies=(Reply.text('0'),))"
     )
-
-
-def test_examples_per_second_on_the_agent_loop(capsys: pytest.CaptureFixture[str]) -> None:
-    """Not a benchmark gate: prints the rate (``-s`` shows it), fails only if absurd."""
-    count = 0
-
-    @settings(max_examples=40, derandomize=True, database=None, deadline=None)
-    @given(plan=PLANS)
-    def property_(plan: FaultPlan) -> None:
-        nonlocal count
-        count += 1
-        run(_agent.answer, plan)
-
-    started = time.perf_counter()
-    property_()
-    rate = count / (time.perf_counter() - started)
-    with capsys.disabled():
-        print(f"\n{count} examples, {rate:.0f} examples/s")
-    assert rate > 2
