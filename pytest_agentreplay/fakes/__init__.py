@@ -240,6 +240,17 @@ class FakeModel(Serving):
             )
         return problems
 
+    def take_problems(self) -> list[str]:
+        """The surprises so far (unexpected requests, parts a provider cannot send),
+        acknowledged: the end of the ``with`` block or the fixture's teardown no longer
+        fails for them. For a test whose point is such a problem, as ``recwarn.pop``
+        takes an expected warning. Replies still unused are checked at the end as
+        always: they are the script's state, not a surprise."""
+        with self._lock:
+            taken = list(self._problems)
+            self._problems.clear()
+        return taken
+
     def _held(self) -> list[int]:
         """Calls held by ``block()`` before their first byte that the test never
         released (kept when :meth:`detach` lets them go, so the check at the end

@@ -211,8 +211,7 @@ def test_chat_completions_refuses_a_provider_side_tool_and_says_why(stream: bool
     with fake:
         with pytest.raises(openai.BadRequestError) as info:
             sdk.call("openai_chat", stream=stream)
-        [problem] = fake.problems
-        fake._problems.clear()  # read above; the block's end would raise it
+        [problem] = fake.take_problems()  # checked below: the block must not fail for it
     assert "parts[1]" in str(info.value)
     assert "'web_search'" in str(info.value)
     assert "only anthropic and openai_responses can" in problem
@@ -224,8 +223,7 @@ def test_responses_refuses_code_execution_it_cannot_send() -> None:
     with fake:
         with pytest.raises(openai.BadRequestError, match=r"parts\[0\].*'code_execution'"):
             sdk.call("openai_responses", stream=True)
-        [problem] = fake.problems
-        fake._problems.clear()
+        [problem] = fake.take_problems()
     assert "only anthropic can" in problem
 
 
