@@ -8,6 +8,10 @@ and small enough to read in one sitting::
 
 * :mod:`.runtime` — the turn loop: model steps, tool calls, retries in fresh steps,
   interrupts, error turns, resume after a crash;
+* :mod:`.turns` — the state of a turn and its steps while they run, and how a
+  turn ended;
+* :mod:`.step_events` — the events each step emits (deltas, tool begin/end, the
+  step's end);
 * :mod:`.providers` — the two SDK clients behind one shape, streaming or not;
 * :mod:`.answers` — what counts as an answer (the silent failures);
 * :mod:`.events` — what the agent reports while it works;
@@ -34,8 +38,9 @@ from .events import (
     TurnComplete,
     Usage,
 )
-from .runtime import Agent, TurnResult
+from .runtime import Agent
 from .store import Message, Store, ToolUse, WalRecord
+from .turns import TurnResult
 
 __all__ = [
     "Agent",

@@ -25,10 +25,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal, TypeVar
 
 from .answers import is_silent
 from .config import SessionConfig, Tool
@@ -38,76 +36,23 @@ from .events import (
     ErrorEvent,
     Event,
     FinalMessage,
-    MessageDelta,
-    ModelStepCompleted,
     ModelStepStarted,
-    ServerToolBegin,
-    ServerToolEnd,
-    StepOutcome,
-    ToolBegin,
-    ToolEnd,
     ToolOutcome,
     TurnAborted,
     TurnComplete,
     Usage,
 )
 from .providers import ModelClient, ModelReply, client_for
+from .step_events import Listener, StepEvents
 from .store import Message, Store, ToolUse, WalRecord
+from .turns import Step, Turn, TurnResult, new_id
 
-Listener = Callable[[Event], None]
 E = TypeVar("E")
 RefreshCredentials = Callable[[SessionConfig], Awaitable[SessionConfig]]
 TOOL_INTERRUPTED = "Interrupted by the user."
 
 
-@dataclass(frozen=True)
-class TurnResult:
-    """How a turn ended, and its answer when it has one."""
-
-    turn_id: str
-    outcome: Literal["completed", "failed", "aborted"]
-    text: str = ""
-    usage: Usage = NO_USAGE
-    error: AgentError | None = None
-    provider: str = ""
-    model: str = ""
-
-
-@dataclass
-class _Step:
-    """One model step in progress."""
-
-    turn_id: str
-    step_id: str
-    step_index: int
-    started_at: float = 0.0  # set when the call goes out
-    provider: str = ""  # the call's: a credential refresh may switch the agent's
-    partial: list[str] = field(default_factory=list)
-    open_tools: dict[str, str] = field(default_factory=dict)  # call id -> tool name
-    open_server_tools: dict[str, str] = field(default_factory=dict)  # the provider's
-
-    def ids(self, session_id: str) -> dict[str, Any]:
-        return {
-            "session_id": session_id,
-            "turn_id": self.turn_id,
-            "step_id": self.step_id,
-            "step_index": self.step_index,
-        }
-
-
-@dataclass
-class _Turn:
-    turn_id: str
-    usage: Usage = NO_USAGE
-    step: _Step | None = None  # the step running (or that ended the turn)
-    left_intent: bool = False  # a failed call's intent was left for resume()
-
-
-def new_id() -> str:
-    return str(uuid.uuid4())
-
-
-class Agent:
+class Agent(StepEvents):
     """An agent session: ``await agent.run_turn("question")`` runs one turn.
 
     Events go to :attr:`events` and to every listener added with :meth:`subscribe`; messages,
@@ -164,7 +109,7 @@ class Agent:
 
     async def run_turn(self, text: str) -> TurnResult:
         """Answer ``text``. The user message is saved first, whatever happens next."""
-        turn = _Turn(new_id())
+        turn = Turn(new_id())
         self.store.begin_turn(self._message(turn.turn_id, "user", text))
         return await self._drive(turn, self._loop(turn, 0))
 
@@ -192,12 +137,12 @@ class Agent:
         """Go on with a turn from where its write-ahead log stops."""
         records = [r for r in self.store.wal(self.session_id) if r.turn_id == turn_id]
         replies = [r.body for r in records if r.entry == "completion" and _is_reply(r.body)]
-        turn = _Turn(turn_id, sum((Usage(**body["usage"]) for body in replies), NO_USAGE))
+        turn = Turn(turn_id, sum((Usage(**body["usage"]) for body in replies), NO_USAGE))
         if not records or records[-1].entry == "intent":  # it died in a model call: re-issue it
             index = records[-1].step_index if records else 0
             return await self._drive(turn, self._loop(turn, index))
         last = records[-1]
-        turn.step = step = _Step(turn_id, last.step_id, last.step_index)
+        turn.step = step = Step(turn_id, last.step_id, last.step_index)
         if not _is_reply(last.body):  # it died after a failed try: retry (a fresh budget) or fail
             error = AgentError.from_json(last.body["error"])
             if not error.transient:
@@ -206,7 +151,7 @@ class Agent:
         # It died after a step completed (in a tool, say): go on from that reply.
         return await self._drive(turn, self._after(turn, step, ModelReply.from_json(last.body)))
 
-    async def _drive(self, turn: _Turn, work: Coroutine[Any, Any, ModelReply]) -> TurnResult:
+    async def _drive(self, turn: Turn, work: Coroutine[Any, Any, ModelReply]) -> TurnResult:
         # The turn runs as its own task, so that interrupt() can cancel it (whatever it
         # awaits: the model, a tool, a backoff) without cancelling the caller.
         self._interrupting = False
@@ -225,7 +170,7 @@ class Agent:
             self._task = None
         return self._complete(turn, reply)
 
-    async def _loop(self, turn: _Turn, index: int) -> ModelReply:
+    async def _loop(self, turn: Turn, index: int) -> ModelReply:
         """Model steps from ``index`` on, running the tools each asks for, until one answers."""
         while index < self.config.max_steps:
             step, reply = await self._step_with_retries(turn, index)
@@ -235,18 +180,18 @@ class Agent:
             index += 1
         raise AgentError("bad_request", "The agent took too many steps.", retryable=False)
 
-    async def _after(self, turn: _Turn, step: _Step, reply: ModelReply) -> ModelReply:
+    async def _after(self, turn: Turn, step: Step, reply: ModelReply) -> ModelReply:
         """Go on from a step that completed before a crash (its reply is in the store)."""
         if not reply.tool_calls:
             return self._final(step, reply)
         await self._run_tools(step, reply.tool_calls)
         return await self._loop(turn, step.step_index + 1)
 
-    def _final(self, step: _Step, reply: ModelReply) -> ModelReply:
+    def _final(self, step: Step, reply: ModelReply) -> ModelReply:
         self._emit(FinalMessage(**step.ids(self.session_id), text=reply.text))
         return reply
 
-    def _complete(self, turn: _Turn, reply: ModelReply) -> TurnResult:
+    def _complete(self, turn: Turn, reply: ModelReply) -> TurnResult:
         result = self._end_turn(turn, "completed", text=reply.text, usage=turn.usage)
         self._emit(
             TurnComplete(
@@ -260,7 +205,7 @@ class Agent:
         )
         return result
 
-    def _fail(self, turn: _Turn, error: AgentError) -> TurnResult:
+    def _fail(self, turn: Turn, error: AgentError) -> TurnResult:
         """Keep what the user already saw, then the error turn: the turn's last message."""
         step_id = turn.step.step_id if turn.step else None
         failure = self._message(
@@ -270,7 +215,7 @@ class Agent:
         self._emit(ErrorEvent(session_id=self.session_id, turn_id=turn.turn_id, error=error))
         return result
 
-    def _report_dangling(self, turn: _Turn, error: AgentError) -> TurnResult:
+    def _report_dangling(self, turn: Turn, error: AgentError) -> TurnResult:
         """A call failed mid-stream and its intent was left open: tell the user, save
         nothing (no partial text, no error turn), and leave the turn running."""
         self._emit(ErrorEvent(session_id=self.session_id, turn_id=turn.turn_id, error=error))
@@ -278,14 +223,14 @@ class Agent:
             turn.turn_id, "failed", error=error, provider=self.provider, model=self.model
         )
 
-    def _abort(self, turn: _Turn) -> TurnResult:
+    def _abort(self, turn: Turn) -> TurnResult:
         result = self._end_turn(turn, "aborted", *self._partial(turn))
         self._emit(TurnAborted(session_id=self.session_id, turn_id=turn.turn_id))
         return result
 
     def _end_turn(
         self,
-        turn: _Turn,
+        turn: Turn,
         outcome: Literal["completed", "failed", "aborted"],
         *last_messages: Message,
         text: str = "",
@@ -305,7 +250,7 @@ class Agent:
         )
         return result
 
-    def _partial(self, turn: _Turn) -> list[Message]:
+    def _partial(self, turn: Turn) -> list[Message]:
         """The text the user saw of a step that failed or was interrupted, to keep."""
         step = turn.step
         if step is None or not step.partial:
@@ -316,14 +261,14 @@ class Agent:
 
     # --- model steps -----------------------------------------------------------------
 
-    async def _step_with_retries(self, turn: _Turn, index: int) -> tuple[_Step, ModelReply]:
+    async def _step_with_retries(self, turn: Turn, index: int) -> tuple[Step, ModelReply]:
         """The model step at ``index``, tried until it completes: each try is a fresh
         step (a new id) at the same index. A transient failure is retried after a
         backoff, ``retry_limit`` times; refused credentials once, after
         ``refresh_credentials``; anything else fails the step and the turn."""
         tries, refreshed = 0, False
         while True:
-            turn.step = step = _Step(turn.turn_id, new_id(), index)
+            turn.step = step = Step(turn.turn_id, new_id(), index)
             try:
                 return step, await self._step(turn, step)
             except AgentError as error:
@@ -342,7 +287,7 @@ class Agent:
                     self._end_step(step, "retrying", error=error, retry_in=delay)
                     await asyncio.sleep(delay)
 
-    async def _refresh_or_fail(self, step: _Step, error: AgentError) -> None:
+    async def _refresh_or_fail(self, step: Step, error: AgentError) -> None:
         """End ``step`` as retried after new credentials (its text abandoned, as any
         retried try's), or — when there are none (the refresh raised) — as failed with
         the refusal, which then fails the turn and keeps the text."""
@@ -364,7 +309,7 @@ class Agent:
         self.config = await self.refresh_credentials(self.config)
         self.client = client_for(self.config)
 
-    async def _step(self, turn: _Turn, step: _Step) -> ModelReply:
+    async def _step(self, turn: Turn, step: Step) -> ModelReply:
         context = [m for m in self.store.messages(self.session_id) if m.kind == "message"]
         request = self.client.request(context, list(self.tools.values()))
         self.store.save(self._wal("intent", step, request))
@@ -410,7 +355,7 @@ class Agent:
         mid_stream = error.status is None and not error.transient
         return self.config.stream_error == "leave_intent" and mid_stream
 
-    def _step_done(self, turn: _Turn, step: _Step, reply: ModelReply) -> ModelReply:
+    def _step_done(self, turn: Turn, step: Step, reply: ModelReply) -> ModelReply:
         """Save the reply with its WAL completion, or reject it if it does not answer."""
         for call in reply.tool_calls:  # the JSON path learns of its tool calls only now
             if call.id not in step.open_tools:
@@ -435,79 +380,9 @@ class Agent:
         self._end_step(step, "completed", usage=reply.usage, text=reply.text, reply=reply)
         return reply
 
-    def _delta(self, step: _Step, text: str) -> None:
-        step.partial.append(text)
-        self._emit(MessageDelta(**step.ids(self.session_id), text=text))
-
-    def _end_step(
-        self,
-        step: _Step,
-        outcome: StepOutcome,
-        *,
-        usage: Usage | None = None,
-        text: str = "",
-        error: AgentError | None = None,
-        retry_in: float | None = None,
-        reply: ModelReply | None = None,
-    ) -> None:
-        self._emit(
-            ModelStepCompleted(
-                **step.ids(self.session_id),
-                outcome=outcome,
-                at=time.time(),
-                started_at=step.started_at,
-                # The provider that made the call, not the one a refresh switched to.
-                provider=step.provider or self.provider,
-                stop_reason=reply.stop_reason if reply else None,
-                tool_call_ids=tuple(call.id for call in reply.tool_calls) if reply else (),
-                usage=usage,
-                text=text,
-                error=error,
-                retry_in=retry_in,
-            )
-        )
-
     # --- tools -----------------------------------------------------------------------
 
-    def _tool_begins(self, step: _Step, call_id: str, name: str) -> None:
-        step.open_tools[call_id] = name
-        self._emit(ToolBegin(**step.ids(self.session_id), call_id=call_id, name=name))
-
-    def _tool_ends(self, step: _Step, call_id: str, outcome: ToolOutcome, output: str) -> None:
-        name = step.open_tools.pop(call_id)
-        self._emit(
-            ToolEnd(
-                **step.ids(self.session_id),
-                call_id=call_id,
-                name=name,
-                outcome=outcome,
-                output=output,
-            )
-        )
-
-    def _close_tools(self, step: _Step, outcome: ToolOutcome) -> None:
-        """End every tool of ``step`` that began and has not ended, the provider's too."""
-        for call_id in list(step.open_tools):
-            self._tool_ends(step, call_id, outcome, "")
-        for call_id in list(step.open_server_tools):
-            self._server_tool(step, call_id, "", outcome)
-
-    def _server_tool(self, step: _Step, call_id: str, name: str, phase: str) -> None:
-        """A tool the provider runs began or ended: shown to the user, never run here."""
-        if phase == "begin":
-            step.open_server_tools[call_id] = name
-            self._emit(ServerToolBegin(**step.ids(self.session_id), call_id=call_id, name=name))
-        elif call_id in step.open_server_tools:
-            self._emit(
-                ServerToolEnd(
-                    **step.ids(self.session_id),
-                    call_id=call_id,
-                    name=step.open_server_tools.pop(call_id),
-                    outcome=cast(ToolOutcome, phase),
-                )
-            )
-
-    async def _run_tools(self, step: _Step, calls: list[ToolUse]) -> None:
+    async def _run_tools(self, step: Step, calls: list[ToolUse]) -> None:
         """Run the calls that have no result yet (on resume, some may have one). Every
         call gets a result, even when the user interrupts: a request with an unanswered
         tool call is invalid, and the session could not go on."""
@@ -539,7 +414,7 @@ class Agent:
     # --- plumbing --------------------------------------------------------------------
 
     def _wal(
-        self, entry: Literal["intent", "completion"], step: _Step, body: dict[str, Any]
+        self, entry: Literal["intent", "completion"], step: Step, body: dict[str, Any]
     ) -> WalRecord:
         return WalRecord(
             entry,
@@ -556,15 +431,10 @@ class Agent:
     ) -> Message:
         return Message(role, text, session_id=self.session_id, turn_id=turn_id, **fields)
 
-    def _tool_result(self, step: _Step, call: ToolUse, output: str) -> Message:
+    def _tool_result(self, step: Step, call: ToolUse, output: str) -> Message:
         return self._message(
             step.turn_id, "tool", output, tool_call_id=call.id, step_id=step.step_id
         )
-
-    def _emit(self, event: Event) -> None:
-        self.events.append(event)
-        for listener in self._listeners:
-            listener(event)
 
 
 def _is_reply(body: dict[str, Any]) -> bool:
