@@ -414,7 +414,11 @@ class _Connection(http.server.BaseHTTPRequestHandler):
 
     def _plain(self, status: int, message: str) -> None:
         body = json.dumps({"error": {"type": "agentreplay_error", "message": message}}).encode()
-        headers = [("content-type", "application/json"), ("content-length", str(len(body)))]
+        headers = [
+            ("content-type", "application/json"),
+            ("content-length", str(len(body))),
+            ("x-should-retry", "false"),  # the SDKs would retry the same surprise
+        ]
         self.close_connection = True
         self._play(Playback(status=status, headers=headers, events=[body]))
 
