@@ -65,6 +65,7 @@ class _Cassettes:
     note: Any = print  # where a miss report is said (stderr, masked)
     forward: Any = None  # an HTTP client (record modes): sends what no cassette answers
     misses: list[str] = field(default_factory=list)
+    _origins: dict[str, str] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def claims(self, request: HTTPRequest) -> bool:
@@ -92,13 +93,17 @@ class _Cassettes:
         of a request to the same path; else the provider's own host."""
         if self.upstream:
             return self.upstream
-        path = request.path
-        for session in self.sessions:
-            for interaction in session.interactions:
-                parts = urlsplit(interaction.request.url)
-                if parts.path == path:
-                    return f"{parts.scheme}://{parts.netloc}"
-        provider = detect(request.method, path)
+        if self._origins is None:  # the first recorded origin of each path, once
+            origins: dict[str, str] = {}
+            for session in self.sessions:
+                for interaction in session.interactions:
+                    parts = urlsplit(interaction.request.url)
+                    origins.setdefault(parts.path, f"{parts.scheme}://{parts.netloc}")
+            self._origins = origins
+        recorded = self._origins.get(request.path)
+        if recorded is not None:
+            return recorded
+        provider = detect(request.method, request.path)
         return PROVIDER_ORIGINS.get(provider or "", "http://unknown.invalid")
 
     def _missed(self, request: HTTPRequest, miss: CassetteMiss | None) -> Playback:
