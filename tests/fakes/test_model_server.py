@@ -411,3 +411,29 @@ def test_the_fixture_closes_its_server_and_fails_on_surprises(pytester: pytest.P
     )
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*model_server: received a model call after its script ran out*"])
+
+
+AGENTS_CHILD = """
+    import json
+    from agents import Agent, Runner, function_tool
+
+    @function_tool
+    def weather(city: str) -> str:
+        return f"rain in {city}"
+
+    agent = Agent(name="forecaster", instructions="Answer briefly.", tools=[weather])
+    result = Runner.run_sync(agent, "Weather in Leeds?")
+    print(json.dumps({"final": result.final_output}))
+"""
+
+
+def test_an_openai_agents_run_in_a_child_uses_the_fake(model_server: FakeServer) -> None:
+    model_server.model.script(
+        Reply.tool_call("weather", {"city": "Leeds"}), Reply.text("Rain in Leeds.")
+    )
+    seen = _child(model_server, AGENTS_CHILD, OPENAI_AGENTS_DISABLE_TRACING="1")
+    assert seen == {"final": "Rain in Leeds."}
+    log = model_server.model.log
+    assert [(c.provider, c.outcome) for c in log] == [("openai_responses", "completed")] * 2
+    invariants.assert_every_tool_call_answered(RunLog.from_fake(model_server.model))
+    invariants.assert_no_live_calls()
