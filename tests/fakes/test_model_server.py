@@ -301,7 +301,8 @@ def test_a_timeout_holds_the_socket_until_the_client_gives_up(model_server: Fake
 
     model_server.model.script(Reply.text("late", fault=Fault.timeout()))
     # httpx on a real socket (allowed: loopback) gives up after its own read timeout.
-    with pytest.raises(httpx.ReadTimeout), httpx.Client(timeout=0.5) as client:
+    timeout = httpx.Timeout(CHILD_TIMEOUT, read=0.5)  # only the wait for a response is short
+    with pytest.raises(httpx.ReadTimeout), httpx.Client(timeout=timeout) as client:
         client.post(f"{model_server.url}/v1/messages", content=STREAM)
     assert [c.outcome for c in model_server.model.log] == ["timeout"]
 
