@@ -208,6 +208,12 @@ def model_server(
     ``model_server.url`` (or ``model_server.env``) goes into their ``ANTHROPIC_BASE_URL``
     / ``OPENAI_BASE_URL``. The same fake as ``scripted_model`` and the others; closed
     at teardown (a call still held is logged ``cancelled``)."""
+    if not _agentreplay_router.allow_loopback:  # its children could not reach it
+        pytest.fail(
+            "model_server listens on loopback, which this test blocks "
+            "(block_loopback=True): allow loopback in tests that use it.",
+            pytrace=False,
+        )
     server = fake_model(request, _agentreplay_router, "model_server").listen()
     try:
         yield server

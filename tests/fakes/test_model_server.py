@@ -438,3 +438,18 @@ def test_an_openai_agents_run_in_a_child_uses_the_fake(model_server: FakeServer)
     assert [(c.provider, c.outcome) for c in log] == [("openai_responses", "completed")] * 2
     invariants.assert_every_tool_call_answered(RunLog.from_fake(model_server.model))
     invariants.assert_no_live_calls()
+
+
+def test_model_server_refuses_a_test_that_blocks_loopback(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.agentreplay(block_loopback=True)
+        def test_child(model_server):
+            pass
+        """
+    )
+    result = pytester.runpytest("-p", "no:randomly", "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*model_server listens on loopback, which this test blocks*"])
