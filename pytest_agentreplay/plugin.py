@@ -26,7 +26,7 @@ from .hooks import accept_recording_hook
 
 if TYPE_CHECKING:
     from .cassettes.handle import AgentReplay
-    from .fakes import FakeModel
+    from .fakes import FakeModel, FakeServer
     from .transport.router import Router
 
 __all__ = ["RECORD_MODES"]
@@ -198,6 +198,27 @@ def failing_model(request: pytest.FixtureRequest, _agentreplay_router: Router) -
     from .model import Fault
 
     return fake_model(request, _agentreplay_router, "failing_model").fail_with(Fault.http(500))
+
+
+@pytest.fixture
+def model_server(
+    request: pytest.FixtureRequest, _agentreplay_router: Router
+) -> Iterator[FakeServer]:
+    """The test's fake model served on a real loopback HTTP port, for child processes:
+    ``model_server.url`` (or ``model_server.env``) goes into their ``ANTHROPIC_BASE_URL``
+    / ``OPENAI_BASE_URL``. The same fake as ``scripted_model`` and the others; closed
+    at teardown (a call still held is logged ``cancelled``)."""
+    if not _agentreplay_router.allow_loopback:  # its children could not reach it
+        pytest.fail(
+            "model_server listens on loopback, which this test blocks "
+            "(block_loopback=True): allow loopback in tests that use it.",
+            pytrace=False,
+        )
+    server = fake_model(request, _agentreplay_router, "model_server").listen()
+    try:
+        yield server
+    finally:
+        server.close()
 
 
 @pytest.hookimpl(wrapper=True)

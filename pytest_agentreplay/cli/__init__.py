@@ -1,6 +1,6 @@
 """The ``agentreplay`` command: see, check and fix cassettes without writing code.
 
-``agentreplay inspect | lint | fold | redact | convert | diff``; ``agentreplay
+``agentreplay inspect | lint | fold | redact | convert | diff | serve``; ``agentreplay
 COMMAND --help`` describes each. This module only builds the argument parser and
 dispatches: each subcommand lives in a module of this package (``inspect``,
 ``lint``, ``redact``, ``convert``, ``diff``) imported when it runs, so
@@ -23,6 +23,7 @@ import traceback
 from collections.abc import Callable, Sequence
 
 from .._version import __version__
+from ..cassettes.modes import RECORD_MODES
 from .common import EXIT_ERROR, LINT_CHECKS, CLIError, Output
 
 __all__ = ["build_parser", "main"]
@@ -317,6 +318,52 @@ def _diff(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
 
 
+def _serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = _subparser(
+        commands,
+        "serve",
+        "serve cassettes on a loopback HTTP port, to any process (and record through)",
+        "Serve the recorded interactions of cassettes on a real HTTP/1.1 port, so that "
+        "a process the plugin cannot patch (an agent in another language, a worker, a "
+        "CLI) replays them: streams event by event, recorded cuts as dropped "
+        "connections. Each request is matched as if it was sent to the host it was "
+        "recorded from (--upstream, else the recorded host of the same path, else the "
+        "provider's). A request no recording matches gets a 404 whose body is the "
+        "cassette-miss report, also printed on stderr. The first line on stdout is the "
+        "server's URL; point ANTHROPIC_BASE_URL at it (OPENAI_BASE_URL at URL/v1). "
+        "With a record mode other than none, what the cassette does not answer is sent "
+        "on to the upstream and recorded into the cassette, written when the server "
+        "stops (Ctrl-C or SIGTERM). " + _FORMATS,
+        _exit_codes("stopped; every request was answered", "a request matched no recording"),
+    )
+    parser.add_argument("cassettes", nargs="+", metavar="CASSETTE", help="cassette files")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="the address to listen on (default: 127.0.0.1)"
+    )
+    parser.add_argument(
+        "--port", type=int, default=0, help="the port to listen on (default: a free one)"
+    )
+    parser.add_argument(
+        "--record-mode",
+        choices=RECORD_MODES,
+        default="none",
+        help="none: replay only (default); once, new_episodes, all, rewrite: as in the "
+        "plugin, recording what is sent on to the upstream (one cassette only)",
+    )
+    parser.add_argument(
+        "--upstream",
+        metavar="URL",
+        help="the origin requests were recorded from, and are recorded from "
+        "(https://api.anthropic.com...; default: the provider's own host)",
+    )
+    parser.add_argument(
+        "--pace",
+        type=float,
+        metavar="X",
+        help="replay events at their recorded arrival times, scaled by X (1.0: as recorded)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``agentreplay`` argument parser, with every subcommand."""
     parser = argparse.ArgumentParser(
@@ -333,7 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"agentreplay {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for add in (_inspect, _lint, _fold, _redact, _convert, _diff):
+    for add in (_inspect, _lint, _fold, _redact, _convert, _diff, _serve):
         add(commands)
     return parser
 
@@ -346,6 +393,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "redact": (".redact", "run_redact"),
     "convert": (".convert", "run_convert"),
     "diff": (".diff", "run_diff"),
+    "serve": (".serve", "run_serve"),
 }
 
 

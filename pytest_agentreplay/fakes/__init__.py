@@ -38,6 +38,7 @@ from ..transport.chunking import ChunkingSpec, resolve_chunking
 from ..transport.gate import Gate
 from ..transport.playback import Playback
 from ..transport.router import Deferred, HTTPRequest
+from .listening import FakeServer
 from .messages import held_problem, interrupt_problem, show
 from .script import (
     CallLog,
@@ -54,6 +55,7 @@ __all__ = [
     "DEFAULT_HOSTS",
     "ChunkingSpec",
     "FakeModel",
+    "FakeServer",
     "HTTPCall",
     "ScriptItem",
     "UnexpectedModelCall",
@@ -163,6 +165,11 @@ class FakeModel(Serving):
                 _Route(parts.hostname.lower(), parts.port, parts.path.rstrip("/"), provider)
             )
         return self
+
+    def listen(self, *, host: str = "127.0.0.1", port: int = 0) -> FakeServer:
+        """Serve this fake on a real loopback HTTP port, for other processes: see
+        :class:`~.listening.FakeServer` (``with fake.listen() as server: ...``)."""
+        return FakeServer(self, host=host, port=port).start()
 
     def fail_with(self, fault: Fault) -> FakeModel:
         """Fail every call with ``fault`` (no reply is consumed)."""
@@ -301,8 +308,8 @@ class FakeModel(Serving):
         return None
 
     def respond(self, request: HTTPRequest) -> Playback | Deferred:
-        route = self._route_for(request)
-        assert route is not None
+        # A request on the fake's own port (listen()) names no host it serves.
+        route = self._route_for(request) or _Route("", None, "", None)
         counter = token_count(request.method, request.path)
         if counter is not None:
             return self._count_tokens(request, codec_for(counter))

@@ -22,7 +22,16 @@ if TYPE_CHECKING:
     from ..fakes import FakeModel
     from ..transport.router import Router
 
-__all__ = ["cassette_scope", "fake_model", "router_scope"]
+__all__ = ["NO_CASSETTE_HINT", "cassette_scope", "fake_model", "router_scope"]
+
+NO_CASSETTE_HINT = (
+    "This test has no cassette, so recording cannot serve it. Serve the host with a "
+    "fake model (scripted_model.serve(base_url=...)), allow it with "
+    "@pytest.mark.agentreplay(allow_hosts=[...]), or, for a child process, point it at "
+    "the model_server fixture (its .url / .env). To record the call instead, give the "
+    "test a cassette (@pytest.mark.agentreplay) and run it with "
+    "--agentreplay-record-mode=once."
+)
 
 
 @contextmanager
@@ -42,7 +51,9 @@ def router_scope(request: pytest.FixtureRequest) -> Iterator[Router]:
         allow_hosts=settings.allow_hosts,
         allow_loopback=not settings.block_loopback,
         guard_children=settings.guard_subprocesses,
-        hint=f"Record it with: pytest '{item.nodeid}' --agentreplay-record-mode=new_episodes",
+        # A test with no cassette cannot record: "record it" looped back to this same
+        # error (issue 19). cassette_scope gives a test with a cassette that hint.
+        hint=NO_CASSETTE_HINT,
         mask=RunState.of(item.config).mask,
     )
     try:
@@ -66,6 +77,7 @@ def cassette_scope(request: pytest.FixtureRequest, router: Router) -> Iterator[A
     session = _open_cassette(item, run, router)
     state.sessions.append(session)
     router.add(session)
+    router.hint = f"Record it with: pytest '{item.nodeid}' --agentreplay-record-mode=new_episodes"
     router.recorder = session.recorder()
     router.block = not session.recording
     handle = state.handle = AgentReplay(session, router)

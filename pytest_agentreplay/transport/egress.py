@@ -49,9 +49,9 @@ __all__ = [
 ]
 
 DEFAULT_HINT = (
-    "Serve it with a fake model (scripted_model.serve(base_url=...)), record it with "
-    "--agentreplay-record-mode=once, or allow the host with "
-    "@pytest.mark.agentreplay(allow_hosts=[...])."
+    "Serve it with a fake model (fake.serve(base_url=...)) or allow the host "
+    "(FakeModel(allow_hosts=[...]), @pytest.mark.agentreplay(allow_hosts=[...])); a "
+    "child process reaches a fake through fake.listen() or the model_server fixture."
 )
 
 

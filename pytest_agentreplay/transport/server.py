@@ -1,0 +1,433 @@
+"""A real HTTP/1.1 server on loopback that plays a handler's answers to any process.
+
+Fakes and cassettes answer the HTTP clients of the test's own process through the
+patched transports; a child process (a CLI the agent shells out to, a worker, an
+agent written in Rust or TypeScript) has its own sockets. :class:`ModelServer`
+serves the same handler (a :class:`~..fakes.FakeModel`, a cassette) on a port, and
+plays the same :class:`~.playback.Playback` through the same
+:class:`~.delivery.Delivery`, so scripts, faults, holds and the call log mean what
+they mean in-process:
+
+- keep-alive HTTP/1.1; a body without a length goes out chunked, one chunk per
+  delivered chunk (an SSE stream is flushed event by event);
+- a ``cut`` ends the connection mid-body (no terminating chunk: the client sees
+  "incomplete chunked read"), a ``timeout`` holds the socket silent until the
+  client gives up, a gate (``block()``, ``Fault.stall``) holds it until released;
+- a client that hangs up while a response is held or streamed is noticed (the
+  socket is watched), and the call is logged ``cancelled``;
+- closing the server lets every held response go and closes every connection, so
+  no thread or socket outlives it.
+
+The server's own writes are not egress: they go to a client that connected to it,
+and bypass the guard of :mod:`.wire` (which judges sends by their peer).
+"""
+
+from __future__ import annotations
+
+import _socket
+import contextlib
+import http.server
+import json
+import select
+import socket
+import socketserver
+import threading
+from collections.abc import Callable, Iterator
+from types import TracebackType
+from typing import Any, TypeVar
+
+from .delivery import Delivery
+from .playback import Playback
+from .router import Deferred, Handler, HTTPRequest
+
+__all__ = ["ModelServer"]
+
+_S = TypeVar("_S", bound="ModelServer")
+
+_HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "transfer-encoding",
+        "te",
+        "trailer",
+        "upgrade",
+        "proxy-connection",
+    }
+)
+_WATCH_INTERVAL = 0.05  # how often a held socket is checked for a hang-up (seconds)
+_send = _socket.socket.sendall  # the C method: the guard patches socket.socket's
+_MAX_BODY = 64 * 1024 * 1024  # a request body larger than this is refused
+
+
+class _DroppedError(Exception):
+    """How a played body ends early: ``cut`` (drop the connection), ``timeout``."""
+
+    def __init__(self, how: str) -> None:
+        super().__init__(how)
+        self.how = how
+
+
+class _Faults:
+    """What a delivery raises at the end of a cut body: here, a note to drop the line."""
+
+    def cut(self) -> BaseException:
+        return _DroppedError("cut")
+
+    def timeout(self) -> BaseException:
+        return _DroppedError("timeout")
+
+
+class _HungUpError(Exception):
+    """The client closed its end while the response was being sent."""
+
+
+class ModelServer:
+    """A loopback HTTP/1.1 server answering every request with ``handler``'s playback.
+
+    ``url`` is ``http://127.0.0.1:PORT`` (no path): the base URL of the Anthropic SDK;
+    :attr:`env` holds the variables that point the official SDKs at it. Use it as a
+    context manager, or call :meth:`start` and :meth:`close`. ``errors`` lists the
+    requests the handler failed on (their clients got a 500).
+    """
+
+    def __init__(self, handler: Handler, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.handler = handler
+        self.errors: list[str] = []
+        self._server = _Server((host, port), _Connection, owner=self)
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._wakers: set[Callable[[], None]] = set()
+        self._sockets: set[socket.socket] = set()
+        self.closed = False
+        bound = self._server.server_address
+        self.host, self.port = str(bound[0]), int(bound[1])
+
+    @property
+    def url(self) -> str:
+        """The server's base URL, ``http://127.0.0.1:PORT``."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def env(self) -> dict[str, str]:
+        """Environment variables pointing the official SDKs (and most tools built on
+        them) at this server, with placeholder keys, so a child never sends a real one."""
+        return {
+            "ANTHROPIC_BASE_URL": self.url,
+            "ANTHROPIC_API_KEY": "agentreplay-placeholder-key",
+            "OPENAI_BASE_URL": f"{self.url}/v1",
+            "OPENAI_API_KEY": "agentreplay-placeholder-key",
+        }
+
+    def start(self: _S) -> _S:
+        """Start serving in a background thread (once)."""
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._server.serve_forever,
+                kwargs={"poll_interval": _WATCH_INTERVAL},
+                name=f"agentreplay-server-{self.port}",
+                daemon=True,
+            )
+            self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop serving: let every held response go, close every connection, and wait
+        for the server's threads to end. Idempotent."""
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+            wakers, sockets = list(self._wakers), list(self._sockets)
+        if self._thread is not None:
+            self._server.shutdown()
+            self._thread.join()
+        for wake in wakers:
+            wake()
+        for sock in sockets:
+            _shut(sock)
+        self._server.server_close()  # joins the connections' threads
+
+    def __enter__(self: _S) -> _S:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None = None,
+        exc: BaseException | None = None,
+        tb: TracebackType | None = None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "serving"
+        return f"<ModelServer {self.url} {state}>"
+
+    # --- what the connections share -------------------------------------------------
+
+    def _track(self, sock: socket.socket, wake: Callable[[], None] | None = None) -> bool:
+        """Remember an open connection (or a waiter to wake at close); ``False`` once
+        the server is closing (the caller must give up at once)."""
+        with self._lock:
+            if self.closed:
+                return False
+            self._sockets.add(sock)
+            if wake is not None:
+                self._wakers.add(wake)
+            return True
+
+    def _forget(self, sock: socket.socket | None, wake: Callable[[], None] | None) -> None:
+        with self._lock:
+            if sock is not None:
+                self._sockets.discard(sock)
+            if wake is not None:
+                self._wakers.discard(wake)
+
+    def _failed(self, what: str, exc: BaseException) -> None:
+        with self._lock:
+            self.errors.append(f"{what}: {exc}")
+
+
+class _Server(socketserver.ThreadingTCPServer):
+    """One thread per connection; closing joins them (``block_on_close``)."""
+
+    daemon_threads = False
+    block_on_close = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], handler: type, *, owner: ModelServer) -> None:
+        self.owner = owner
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
+        super().__init__(address, handler)
+
+
+def _shut(sock: socket.socket) -> None:
+    """End a connection now, whatever its thread is doing with it."""
+    with contextlib.suppress(OSError):  # already closed by the client or by its thread
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+class _Watch:
+    """Watches a connection while its response is held or streamed: a client that
+    closes its end (EOF) calls ``on_hang_up`` once. Bytes waiting to be read (a
+    pipelined request) mean the client is still there: the watch then stops."""
+
+    def __init__(self, sock: socket.socket, on_hang_up: Callable[[], None]) -> None:
+        self.sock = sock
+        self.on_hang_up = on_hang_up
+        self.hung_up = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="agentreplay-watch", daemon=True)
+
+    def __enter__(self) -> _Watch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                readable = select.select([self.sock], [], [], _WATCH_INTERVAL)[0]
+                if not readable:
+                    continue
+                peeked = self.sock.recv(1, socket.MSG_PEEK)
+            except (OSError, ValueError):  # closed under us: the connection is over
+                peeked = b""
+            if not peeked:
+                self.hung_up = True
+                self.on_hang_up()
+            return
+
+
+class _Connection(http.server.BaseHTTPRequestHandler):
+    """One client connection: requests read in turn (keep-alive), each answered by
+    the server's handler and played by a :class:`~.delivery.Delivery`."""
+
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def setup(self) -> None:
+        super().setup()
+        # Each event is its own small write: with Nagle's algorithm on, it waited for
+        # the client's delayed ACK, about 40 ms an event or a call (measured).
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if not self.server.owner._track(self.connection):
+            self.close_connection = True
+
+    def finish(self) -> None:
+        self.server.owner._forget(self.connection, None)
+        super().finish()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: a test's output is not the place for an access log."""
+
+    def handle_one_request(self) -> None:
+        if self.server.owner.closed:
+            self.close_connection = True
+            return
+        super().handle_one_request()
+
+    def __getattr__(self, name: str) -> Any:
+        # Every method is served (``do_POST``, ``do_GET``...): the handler decides.
+        if name.startswith("do_"):
+            return self._serve
+        raise AttributeError(name)
+
+    # --- one request ----------------------------------------------------------------
+
+    def _serve(self) -> None:
+        try:
+            request = self._request()
+        except ValueError as exc:
+            self._plain(400, str(exc))
+            return
+        owner = self.server.owner
+        try:
+            answer = owner.handler.respond(request)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # the fake's surprise is a pytest Failed
+            owner._failed(f"{request.method} {request.path}", exc)
+            self._plain(500, f"pytest-agentreplay: {exc}")
+            return
+        playback = self._held(answer) if isinstance(answer, Deferred) else answer
+        if playback is not None:
+            self._play(playback)
+
+    def _request(self) -> HTTPRequest:
+        host = self.headers.get("host") or f"{self.server.owner.host}:{self.server.owner.port}"
+        return HTTPRequest(
+            method=self.command,
+            url=f"http://{host}{self.path}",
+            headers=tuple(self.headers.items()),
+            content=self._body(),
+            family="server",
+        )
+
+    def _body(self) -> bytes:
+        if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
+            return b"".join(self._chunks())
+        length = int(self.headers.get("content-length") or 0)
+        if length < 0 or length > _MAX_BODY:
+            raise ValueError(f"request body of {length} bytes refused")
+        return self.rfile.read(length)
+
+    def _chunks(self) -> Iterator[bytes]:
+        total = 0
+        while True:
+            size = int(self.rfile.readline(1024).split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                while self.rfile.readline(1024).strip():  # trailers
+                    pass
+                return
+            total += size
+            if total > _MAX_BODY:
+                raise ValueError(f"request body over {_MAX_BODY} bytes refused")
+            yield self.rfile.read(size)
+            self.rfile.readline(8)
+
+    def _held(self, deferred: Deferred) -> Playback | None:
+        """Wait at the deferred's gate; ``None`` if the client hung up meanwhile."""
+        wake = threading.Event()
+        owner = self.server.owner
+        if not owner._track(self.connection, wake.set):
+            wake.set()
+        try:
+            with _Watch(self.connection, wake.set) as watch:
+                deferred.gate.wait(wake)
+        finally:
+            owner._forget(None, wake.set)
+        if watch.hung_up or owner.closed:
+            deferred.cancelled()
+            self.close_connection = True
+            return None
+        return deferred.then()
+
+    def _play(self, playback: Playback) -> None:
+        if playback.before_headers:  # no response at all
+            playback.ended(playback.ending, 0)
+            self._drop(playback.ending)
+            return
+        delivery = Delivery(playback, _Faults())
+        owner = self.server.owner
+        if not owner._track(self.connection, delivery.hang_up):
+            delivery.hang_up()
+        try:
+            with _Watch(self.connection, delivery.hang_up):
+                self._deliver(playback, delivery)
+        except _HungUpError:
+            delivery.hang_up()
+            self.close_connection = True
+        except _DroppedError as dropped:
+            self._drop(dropped.how)
+        except Exception as exc:  # the body failed to render: the client sees a drop
+            owner._failed(f"{self.command} {self.path}", exc)
+            delivery.end("cut")
+            self._drop("cut")
+        finally:
+            owner._forget(None, delivery.hang_up)
+        if delivery.ended == "cancelled":
+            self.close_connection = True
+
+    def _deliver(self, playback: Playback, delivery: Delivery) -> None:
+        headers = [(k, v) for k, v in playback.headers if k.lower() not in _HOP_BY_HOP]
+        sized = any(k.lower() == "content-length" for k, _ in headers)
+        bodiless = self.command == "HEAD" or playback.status in (204, 304)
+        chunked = not sized and not bodiless
+        lines = [f"HTTP/1.1 {playback.status} {_reason(playback.status)}"]
+        lines += [f"{k}: {v}" for k, v in headers]
+        lines += ["transfer-encoding: chunked"] if chunked else []
+        if self.close_connection:
+            lines.append("connection: close")
+        self._write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        for chunk in delivery.iterate():
+            if bodiless or not chunk:
+                continue
+            self._write(b"%x\r\n%b\r\n" % (len(chunk), chunk) if chunked else chunk)
+        if delivery.ended == "cancelled":
+            raise _HungUpError
+        if chunked:
+            self._write(b"0\r\n\r\n")
+
+    def _write(self, data: bytes) -> None:
+        try:
+            _send(self.connection, data)
+        except OSError as exc:  # EPIPE, ECONNRESET: the client went away
+            raise _HungUpError from exc
+
+    def _drop(self, how: str) -> None:
+        """End the connection the way ``how`` says: ``cut`` now, ``timeout`` once the
+        client gives up (or the server closes)."""
+        self.close_connection = True
+        if how == "timeout":
+            gone = threading.Event()
+            owner = self.server.owner
+            if owner._track(self.connection, gone.set):
+                try:
+                    with _Watch(self.connection, gone.set):
+                        gone.wait()
+                finally:
+                    owner._forget(None, gone.set)
+        _shut(self.connection)
+
+    def _plain(self, status: int, message: str) -> None:
+        body = json.dumps({"error": {"type": "agentreplay_error", "message": message}}).encode()
+        headers = [
+            ("content-type", "application/json"),
+            ("content-length", str(len(body))),
+            ("x-should-retry", "false"),  # the SDKs would retry the same surprise
+        ]
+        self.close_connection = True
+        self._play(Playback(status=status, headers=headers, events=[body]))
+
+
+def _reason(status: int) -> str:
+    try:
+        return http.HTTPStatus(status).phrase
+    except ValueError:
+        return "Unknown"

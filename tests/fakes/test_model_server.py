@@ -1,0 +1,455 @@
+"""A fake model on a real port: child processes with the real SDKs, raw HTTP, curl.
+
+The ``model_server`` fixture serves the test's fake over loopback HTTP/1.1. These
+tests start real child processes (``python`` with the anthropic and openai SDKs,
+``curl``), which no patch of ours reaches: what they get is what a real server
+would send. The same fake's ``log``, ``calls`` and the egress ledger are checked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+import pytest
+
+from pytest_agentreplay import FakeModel, Fault, Reply, invariants
+from pytest_agentreplay.fakes import FakeServer
+from pytest_agentreplay.runlog import RunLog
+
+pytest_plugins = ["pytester"]
+
+CHILD_TIMEOUT = 300  # a hung child fails the test instead of the run (not a speed bound)
+
+
+def _child(server: FakeServer, code: str, **env: str) -> dict[str, Any]:
+    """Run ``code`` in a fresh Python, pointed at ``server``; what it printed last, as JSON."""
+    environment = {**os.environ, **server.env, **env}
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=CHILD_TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+ANTHROPIC_CHILD = """
+    import asyncio, json, anthropic
+    client = anthropic.Anthropic(max_retries=0)
+    ask = dict(model="claude-test-1", max_tokens=50, messages=[{"role": "user", "content": "hi"}])
+    whole = client.messages.create(**ask)
+    with client.messages.stream(**ask) as stream:
+        deltas = list(stream.text_stream)
+        final = stream.get_final_message()
+    async def streamed_async():
+        async with anthropic.AsyncAnthropic(max_retries=0) as aclient:
+            events = await aclient.messages.create(**ask, stream=True)
+            return [e.type async for e in events]
+    types = asyncio.run(streamed_async())
+    print(json.dumps({
+        "whole": whole.content[0].text,
+        "deltas": deltas,
+        "tool": [final.content[0].name, final.content[0].input],
+        "async_types": types,
+    }))
+"""
+
+
+def test_a_child_using_the_anthropic_sdk_gets_the_script(model_server: FakeServer) -> None:
+    model_server.model.script(
+        Reply.text("Hello from the port."),
+        Reply.tool_call("weather", {"city": "Leeds"}),
+        Reply.text("Async too."),
+    )
+    seen = _child(model_server, ANTHROPIC_CHILD)
+    assert seen["whole"] == "Hello from the port."
+    assert seen["deltas"] == []
+    assert seen["tool"] == ["weather", {"city": "Leeds"}]
+    assert seen["async_types"][0] == "message_start"
+    assert seen["async_types"][-1] == "message_stop"
+    log = model_server.model.log
+    assert [(c.provider, c.streaming, c.outcome) for c in log] == [
+        ("anthropic", False, "completed"),
+        ("anthropic", True, "completed"),
+        ("anthropic", True, "completed"),
+    ]
+    assert [r.model for r in model_server.model.requests] == ["claude-test-1"] * 3
+    assert all(c.url.startswith(model_server.url) for c in model_server.model.calls)
+    # Served, not live: the child's calls are in no egress ledger.
+    invariants.assert_no_live_calls()
+
+
+OPENAI_CHILD = """
+    import json, openai
+    client = openai.OpenAI(max_retries=0)
+    msgs = [{"role": "user", "content": "hi"}]
+    whole = client.chat.completions.create(model="gpt-test-1", messages=msgs)
+    chunks = client.chat.completions.create(model="gpt-test-1", messages=msgs, stream=True)
+    deltas = [c.choices[0].delta.content for c in chunks if c.choices]
+    deltas = [d for d in deltas if d]
+    with client.responses.stream(model="gpt-test-1", input="hi") as stream:
+        final = stream.get_final_response()
+    print(json.dumps({
+        "whole": whole.choices[0].message.content,
+        "deltas": deltas,
+        "responses": final.output_text,
+    }))
+"""
+
+
+def test_a_child_using_the_openai_sdk_gets_the_script(
+    model_server: FakeServer, scripted_model: FakeModel
+) -> None:
+    assert scripted_model is model_server.model  # one fake per test, whatever its fixture
+    scripted_model.script("Chat, whole.", "Chat, streamed.", "Responses, streamed.")
+    seen = _child(model_server, OPENAI_CHILD)
+    assert seen == {
+        "whole": "Chat, whole.",
+        "deltas": seen["deltas"],
+        "responses": "Responses, streamed.",
+    }
+    assert "".join(seen["deltas"]) == "Chat, streamed."
+    assert [(c.provider, c.streaming, c.outcome) for c in scripted_model.log] == [
+        ("openai_chat", False, "completed"),
+        ("openai_chat", True, "completed"),
+        ("openai_responses", True, "completed"),
+    ]
+    assert scripted_model.calls[0].url == f"{model_server.url}/v1/chat/completions"
+
+
+CUT_CHILD = """
+    import json, anthropic
+    client = anthropic.Anthropic(max_retries=0)
+    deltas = []
+    try:
+        with client.messages.stream(
+            model="claude-test-1", max_tokens=50, messages=[{"role": "user", "content": "hi"}]
+        ) as stream:
+            for text in stream.text_stream:
+                deltas.append(text)
+    except Exception as exc:  # mid-stream, the SDK lets its transport's error through
+        print(json.dumps({"error": type(exc).__name__, "message": str(exc), "deltas": deltas}))
+    else:
+        print(json.dumps({"error": None, "deltas": deltas}))
+"""
+
+
+def test_a_cut_drops_the_connection_mid_stream(model_server: FakeServer) -> None:
+    model_server.model.script(Reply.text("one two three four", fault=Fault.cut(after_events=3)))
+    seen = _child(model_server, CUT_CHILD)
+    # The SDK's own transport saw the peer close mid-body: a real connection drop.
+    assert seen["error"] == "RemoteProtocolError"
+    assert "incomplete chunked read" in seen["message"]
+    (call,) = model_server.model.log
+    assert (call.outcome, call.events_sent) == ("cut", 3)
+
+
+RETRY_CHILD = """
+    import json, openai
+    client = openai.OpenAI(max_retries=2)
+    reply = client.chat.completions.create(
+        model="gpt-test-1", messages=[{"role": "user", "content": "hi"}]
+    )
+    print(json.dumps({"text": reply.choices[0].message.content}))
+"""
+
+
+def test_an_http_fault_reaches_the_child_as_the_provider_sent_it(
+    model_server: FakeServer,
+) -> None:
+    model_server.model.script(Fault.http(429, "slow down", retry_after=0), "After the retry.")
+    assert _child(model_server, RETRY_CHILD) == {"text": "After the retry."}
+    assert [c.outcome for c in model_server.model.log] == ["http_error", "completed"]
+    invariants.assert_retries_resend_identical_input(RunLog.from_fake(model_server.model))
+
+
+def test_interrupting_model_cuts_a_child_stream_then_serves_the_retry(
+    model_server: FakeServer, interrupting_model: FakeModel
+) -> None:
+    interrupting_model.script("All of it, after the retry.")
+    first = _child(model_server, CUT_CHILD)
+    assert first["error"] == "RemoteProtocolError"
+    second = _child(model_server, CUT_CHILD)
+    assert second["error"] is None
+    assert "".join(second["deltas"]) == "All of it, after the retry."
+    assert [c.outcome for c in interrupting_model.log] == ["cut", "completed"]
+
+
+# --- the wire, read by hand -------------------------------------------------------------
+
+STREAM = json.dumps(
+    {"model": "claude-test-1", "max_tokens": 9, "stream": True, "messages": []}
+).encode()
+
+
+def _post(sock: socket.socket, body: bytes = STREAM, path: str = "/v1/messages") -> None:
+    head = (
+        f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\n\r\n"
+    )
+    sock.sendall(head.encode() + body)
+
+
+def _read_until(sock: socket.socket, marker: bytes, got: bytes = b"") -> bytes:
+    while marker not in got:
+        more = sock.recv(65536)
+        if not more:
+            return got
+        got += more
+    return got
+
+
+def _connect(server: FakeServer) -> socket.socket:
+    sock = socket.create_connection((server.host, server.port))
+    sock.settimeout(CHILD_TIMEOUT)
+    return sock
+
+
+def test_events_are_flushed_one_by_one_while_the_rest_is_held(model_server: FakeServer) -> None:
+    fake = model_server.model
+    fake.script(Reply.text("first second third")).block(after_events=2)
+    with _connect(model_server) as sock:
+        _post(sock)
+        assert fake.wait_blocked(timeout=CHILD_TIMEOUT)
+        held = b""
+        while held.count(b"\n\n\r\n") < 2:  # two events, each ending its chunk
+            held = _read_until(sock, b"\n\n\r\n", held + sock.recv(65536))
+        fake.release()
+        whole = _read_until(sock, b"\r\n0\r\n\r\n", held)
+    head, _, body = held.partition(b"\r\n\r\n")
+    assert b"transfer-encoding: chunked" in head.lower()
+    assert b"content-type: text/event-stream" in head.lower()
+    # Sent while the rest was held back: two events, one chunk each.
+    assert [c.split(b"\n")[0] for c in _dechunked(body)] == [
+        b"event: message_start",
+        b"event: content_block_start",
+    ]
+    chunks = _dechunked(whole.partition(b"\r\n\r\n")[2])
+    assert all(c.count(b"\n\n") == 1 and c.endswith(b"\n\n") for c in chunks)
+    assert chunks[-1].startswith(b"event: message_stop")
+    assert [c.outcome for c in fake.log] == ["completed"]
+
+
+def _dechunked(body: bytes) -> list[bytes]:
+    """The chunks of a chunked HTTP/1.1 body, as sent."""
+    chunks = []
+    while True:
+        size, _, body = body.partition(b"\r\n")
+        if not size or int(size, 16) == 0:
+            return chunks
+        chunks.append(body[: int(size, 16)])
+        body = body[int(size, 16) + 2 :]
+
+
+def test_keep_alive_serves_several_requests_on_one_connection(model_server: FakeServer) -> None:
+    model_server.model.script("one", "two", "three")
+    with _connect(model_server) as sock:
+        for _ in range(3):
+            _post(sock)
+            assert _read_until(sock, b"0\r\n\r\n").endswith(b"0\r\n\r\n")
+    assert [c.outcome for c in model_server.model.log] == ["completed"] * 3
+
+
+@pytest.mark.parametrize(
+    "held",
+    [
+        pytest.param({"fault": Fault.stall(after_events=2)}, id="stall"),
+        pytest.param({}, id="block"),
+    ],
+)
+def test_a_client_that_hangs_up_while_held_is_logged_cancelled(
+    model_server: FakeServer, held: dict[str, Fault]
+) -> None:
+    fake = model_server.model
+    fake.script(Reply.text("never all of it", **held))
+    if not held:  # held before its first byte: the reply is never taken
+        fake.block().configure(check_unused=False)
+    with _connect(model_server) as sock:
+        _post(sock)
+        assert fake.wait_blocked(timeout=CHILD_TIMEOUT)
+    # The server notices the hang-up on its own, without a release().
+    _wait_for(lambda: len(fake.log) == 1)
+    assert [c.outcome for c in fake.log] == ["cancelled"]
+    fake.release()  # a hold the test never released is a problem of its own
+
+
+def _wait_for(condition: Any) -> None:
+    """Wait for something the server's threads do; a bound on waiting, not on speed."""
+    import threading
+
+    done = threading.Event()
+    for _ in range(CHILD_TIMEOUT * 100):
+        if condition():
+            return
+        done.wait(0.01)
+    raise AssertionError("the server never got there")
+
+
+def test_a_timeout_holds_the_socket_until_the_client_gives_up(model_server: FakeServer) -> None:
+    import httpx
+
+    model_server.model.script(Reply.text("late", fault=Fault.timeout()))
+    # httpx on a real socket (allowed: loopback) gives up after its own read timeout.
+    timeout = httpx.Timeout(CHILD_TIMEOUT, read=0.5)  # only the wait for a response is short
+    with pytest.raises(httpx.ReadTimeout), httpx.Client(timeout=timeout) as client:
+        client.post(f"{model_server.url}/v1/messages", content=STREAM)
+    assert [c.outcome for c in model_server.model.log] == ["timeout"]
+
+
+def test_a_call_after_the_script_ran_out_answers_500_and_fails_the_fake() -> None:
+    fake = FakeModel("only one")
+    server = fake.listen()
+    try:
+        with _connect(server) as sock:
+            _post(sock)
+            _read_until(sock, b"0\r\n\r\n")
+            _post(sock)
+            got = _read_until(sock, b"}}")
+    finally:
+        server.close()
+    assert got.startswith(b"HTTP/1.1 500 ")
+    assert b"script ran out" in got
+    with pytest.raises(AssertionError, match="script ran out"):
+        fake.verify()
+
+
+def test_closing_the_server_lets_held_calls_go_and_leaks_no_thread() -> None:
+    import threading
+
+    before = set(threading.enumerate())
+    fake = FakeModel(Reply.text("held", fault=Fault.stall(after_events=1)), check_unused=False)
+    with fake.listen() as server:
+        held, idle = _connect(server), _connect(server)
+        _post(held)
+        assert fake.wait_blocked(timeout=CHILD_TIMEOUT)
+    held.close()
+    idle.close()
+    assert set(threading.enumerate()) - before == set()
+    assert [c.outcome for c in fake.log] == ["cancelled"]
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection((server.host, server.port), timeout=CHILD_TIMEOUT).close()
+
+
+# --- curl ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def curl() -> str:
+    found = shutil.which("curl")
+    if found is None:
+        pytest.skip("curl is not installed")
+    return found
+
+
+def _curl(curl: str, server: FakeServer, body: bytes) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [curl, "-sSN", "-H", "content-type: application/json", "--data-binary", "@-",
+         f"{server.url}/v1/chat/completions"],
+        input=body,
+        capture_output=True,
+        timeout=CHILD_TIMEOUT,
+        check=False,
+    )  # fmt: skip
+
+
+def test_curl_reads_the_stream_and_sees_the_cut(curl: str, model_server: FakeServer) -> None:
+    body = json.dumps({"model": "gpt-test-1", "stream": True, "messages": []}).encode()
+    model_server.model.script("Hi curl.", Reply.text("cut short", fault=Fault.cut(after_events=1)))
+    whole = _curl(curl, model_server, body)
+    assert whole.returncode == 0, whole.stderr
+    assert whole.stdout.rstrip().endswith(b"data: [DONE]")
+    cut = _curl(curl, model_server, body)
+    assert cut.returncode == 18, cut.stderr  # CURLE_PARTIAL_FILE: the transfer was cut
+    assert cut.stdout.count(b"data: ") == 1
+    assert [c.outcome for c in model_server.model.log] == ["completed", "cut"]
+
+
+# --- the fixture, as a test suite uses it -----------------------------------------------
+
+FIXTURE_SUITE = """
+import json, socket, threading
+from pytest_agentreplay import Fault, Reply
+
+BODY = json.dumps({"model": "m", "max_tokens": 5, "stream": True, "messages": []}).encode()
+HEAD = b"POST /v1/messages HTTP/1.1\\r\\nhost: x\\r\\ncontent-length: %d\\r\\n\\r\\n" % len(BODY)
+LEFT = {}
+
+def test_leaves_a_call_held(model_server):
+    model_server.model.script(Reply.text("never", fault=Fault.stall(after_events=1)))
+    LEFT["client"] = socket.create_connection((model_server.host, model_server.port))
+    LEFT["client"].sendall(HEAD + BODY)
+    assert model_server.model.wait_blocked(timeout=300)
+    LEFT["server"], LEFT["fake"] = model_server, model_server.model
+
+def test_teardown_hung_up_and_closed_everything():
+    LEFT["client"].close()
+    assert LEFT["server"].closed
+    assert [c.outcome for c in LEFT["fake"].log] == ["cancelled"]
+    assert not [t for t in threading.enumerate() if t.name.startswith("agentreplay-")]
+
+def test_a_call_past_the_script_fails_the_test(model_server):
+    with socket.create_connection((model_server.host, model_server.port)) as client:
+        client.sendall(HEAD + BODY)
+        assert client.recv(12) == b"HTTP/1.1 500"
+"""
+
+
+def test_the_fixture_closes_its_server_and_fails_on_surprises(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_suite=FIXTURE_SUITE)
+    result = pytester.runpytest_subprocess(
+        "-W", "error", "-p", "no:randomly", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*model_server: received a model call after its script ran out*"])
+
+
+AGENTS_CHILD = """
+    import json
+    from agents import Agent, Runner, function_tool
+
+    @function_tool
+    def weather(city: str) -> str:
+        return f"rain in {city}"
+
+    agent = Agent(name="forecaster", instructions="Answer briefly.", tools=[weather])
+    result = Runner.run_sync(agent, "Weather in Leeds?")
+    print(json.dumps({"final": result.final_output}))
+"""
+
+
+def test_an_openai_agents_run_in_a_child_uses_the_fake(model_server: FakeServer) -> None:
+    model_server.model.script(
+        Reply.tool_call("weather", {"city": "Leeds"}), Reply.text("Rain in Leeds.")
+    )
+    seen = _child(model_server, AGENTS_CHILD, OPENAI_AGENTS_DISABLE_TRACING="1")
+    assert seen == {"final": "Rain in Leeds."}
+    log = model_server.model.log
+    assert [(c.provider, c.outcome) for c in log] == [("openai_responses", "completed")] * 2
+    invariants.assert_every_tool_call_answered(RunLog.from_fake(model_server.model))
+    invariants.assert_no_live_calls()
+
+
+def test_model_server_refuses_a_test_that_blocks_loopback(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.agentreplay(block_loopback=True)
+        def test_child(model_server):
+            pass
+        """
+    )
+    result = pytester.runpytest("-p", "no:randomly", "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*model_server listens on loopback, which this test blocks*"])
