@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import ipaddress
 import signal
 import threading
 from collections.abc import Iterator, Sequence
@@ -213,14 +214,30 @@ def run_serve(args: argparse.Namespace, output: Output) -> int:
     recording = args.record_mode != "none"
     with _recording(router, sessions[0] if recording else None) as forward:
         handler.forward = forward
+        if not _is_loopback(args.host):
+            output.note(
+                f"agentreplay serve: warning: {args.host} is not a loopback address: every "
+                "machine that can reach this one can read the cassettes' answers"
+                + (" and record through to the upstream" if recording else "")
+            )
         try:
             server = ModelServer(handler, host=args.host, port=args.port)
         except OSError as exc:
             raise CLIError(None, f"cannot listen on {args.host}:{args.port}: {exc}") from exc
-        with server:
+        with _StopSignal() as stop, server:
             _announce(output, server, sessions, args.record_mode)
-            _wait_for_stop()
+            stop.wait()
     return _finish(output, sessions, handler)
+
+
+def _is_loopback(host: str) -> bool:
+    """Whether ``host`` only listens to this machine (``--host 0.0.0.0`` does not)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class _recording:  # noqa: N801 - a context manager used like a function
@@ -266,20 +283,32 @@ def _announce(
     )
 
 
-def _wait_for_stop() -> None:
-    stop = threading.Event()
+class _StopSignal:
+    """SIGTERM (and Ctrl-C) end the serving, installed *before* the URL is announced:
+    a harness that reads the URL and stops the server at once must still get the
+    cassette written, not a process killed by SIGTERM's default action."""
 
-    def stopped(signum: int, frame: FrameType | None) -> None:
-        stop.set()
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self._previous: Any = None
 
-    previous = signal.signal(signal.SIGTERM, stopped)
-    try:
-        while not stop.wait(0.2):
+    def __enter__(self) -> _StopSignal:
+        self._previous = signal.signal(signal.SIGTERM, self._stopped)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        signal.signal(signal.SIGTERM, self._previous)
+
+    def _stopped(self, signum: int, frame: FrameType | None) -> None:
+        self.stop.set()
+
+    def wait(self) -> None:
+        """Until SIGTERM or Ctrl-C."""
+        try:
+            while not self.stop.wait(0.2):
+                pass
+        except KeyboardInterrupt:
             pass
-    except KeyboardInterrupt:
-        pass
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _finish(output: Output, sessions: Sequence[CassetteSession], handler: _Cassettes) -> int:

@@ -216,3 +216,16 @@ def test_bad_input_exits_2_naming_the_file(tmp_path: Path, args: list[str], mess
     assert done.returncode == 2
     assert message in done.stderr
     assert done.stdout == ""
+
+
+def test_listening_beyond_loopback_warns_that_other_machines_can_read_it(recorded: Path) -> None:
+    command = [sys.executable, "-m", "pytest_agentreplay.cli", "serve", str(recorded)]
+    for host, warned in (("0.0.0.0", True), ("localhost", False), ("127.0.0.1", False)):
+        process = subprocess.Popen(
+            [*command, "--host", host], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        served = Served(process)
+        served.stop()
+        assert served.returncode == 0, served.stderr
+        warning = f"warning: {host} is not a loopback address"
+        assert (warning in served.stderr) is warned, served.stderr
