@@ -214,7 +214,11 @@ def model_server(
             "(block_loopback=True): allow loopback in tests that use it.",
             pytrace=False,
         )
-    server = fake_model(request, _agentreplay_router, "model_server").listen()
+    fake = fake_model(request, _agentreplay_router, "model_server")
+    server = fake.listen()
+    # The test's own clients pointed at the URL are served in-process, as the fake's
+    # calls: through the socket they were loopback live calls (and, recording, taped).
+    fake.serve(server.url)
     try:
         yield server
     finally:

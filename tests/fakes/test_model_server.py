@@ -17,6 +17,7 @@ import sys
 import textwrap
 from typing import Any
 
+import anthropic
 import pytest
 
 from pytest_agentreplay import FakeModel, Fault, Reply, invariants
@@ -88,6 +89,33 @@ def test_a_child_using_the_anthropic_sdk_gets_the_script(model_server: FakeServe
     assert all(c.url.startswith(model_server.url) for c in model_server.model.calls)
     # Served, not live: the child's calls are in no egress ledger.
     invariants.assert_no_live_calls()
+
+
+def test_the_tests_own_client_on_the_url_is_served_as_the_fake_not_live(
+    model_server: FakeServer,
+) -> None:
+    """A test that points an in-process SDK at ``model_server.url`` (next to a child)
+    gets the fake's script as a fake call: no loopback live call in the ledger."""
+    model_server.model.script(Reply.text("In-process."), Reply.text("Child."))
+    client = anthropic.Anthropic(base_url=model_server.url, api_key="test", max_retries=0)
+    with client:
+        reply = client.messages.create(
+            model="claude-test-1", max_tokens=9, messages=[{"role": "user", "content": "hi"}]
+        )
+    assert reply.content[0].text == "In-process."
+    seen = _child(model_server, CHILD_ONE_CALL)
+    assert seen == {"text": "Child."}
+    assert len(model_server.model.calls) == 2
+    invariants.assert_no_live_calls()
+
+
+CHILD_ONE_CALL = """
+    import json, anthropic
+    client = anthropic.Anthropic(max_retries=0)
+    reply = client.messages.create(model="claude-test-1", max_tokens=9,
+                                   messages=[{"role": "user", "content": "hi"}])
+    print(json.dumps({"text": reply.content[0].text}))
+"""
 
 
 OPENAI_CHILD = """
