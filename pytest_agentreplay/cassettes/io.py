@@ -37,6 +37,7 @@ from typing import Any, Protocol
 from ..errors import CassetteFormatError, field_path
 from ..redact import Scrubber as DefaultRules
 from . import atomic as _files
+from .big_file import load_big
 from .checks import CassetteValueError
 from .fields import CASSETTE_VERSION, looks_canonical
 from .formats.detect import Format, detect_data, detect_text
@@ -283,6 +284,9 @@ def loads(text: str | bytes, *, path: str = "<string>") -> Cassette:
 def load(path: str | os.PathLike[str]) -> Cassette:
     """Read and parse the cassette file at ``path``."""
     name = os.fspath(path)
+    big = load_big(name)  # a big file the plugin wrote, never held whole (issue 18)
+    if big is not None:
+        return big
     try:
         raw = Path(name).read_bytes()
     except IsADirectoryError:
@@ -294,6 +298,9 @@ def load_with_format(path: str | os.PathLike[str]) -> tuple[Cassette, Format]:
     """The cassette file at ``path`` and the format it is in: a vcrpy file replays with
     vcrpy's default matching (issue 20), so the session needs to know where it came from."""
     name = os.fspath(path)
+    big = load_big(name)
+    if big is not None:
+        return big, "agentreplay"
     try:
         raw = Path(name).read_bytes()
     except IsADirectoryError:
