@@ -314,9 +314,8 @@ class Scrubber:
         whole text, whose :meth:`check` decides and names where."""
         from .scan import PieceScan  # noqa: PLC0415 - see _hits
 
-        findings = self.scan_cassette(cassette)
-        if findings:
-            raise SecretLeakError(Path(path) if path is not None else None, findings)
+        if self.scan_cassette(cassette):  # it needs no text: before anything is written
+            self.check(whole(), path, cassette=cassette)  # raises, naming all it finds
         scan: PieceScan | None = PieceScan(self._hits)
         for piece in pieces:
             if scan is not None and scan.finds(piece):

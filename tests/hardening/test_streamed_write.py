@@ -254,3 +254,17 @@ def test_a_big_file_edited_by_hand_still_loads_and_a_cut_one_is_refused(
     with pytest.raises(CassetteFormatError) as info:
         load(path)
     assert info.value.line is not None
+
+
+def test_a_split_key_and_a_whole_one_are_both_named(tmp_path: Path) -> None:
+    """The split-key scan runs first (it needs no text); when it finds something, the
+    refusal still names everything the text scan finds too."""
+    texts = _filler(3000)
+    texts[100:100] = [KEY[:50], KEY[50:] + " "]
+    texts[2000] = f"my key is {KEY} ok"
+    with pytest.raises(SecretLeakError) as info:
+        save(tmp_path / "c.yaml", _stream(texts), scrubber=Scrubber(env={}))
+    places = [finding.where for finding in info.value.findings]
+    assert "interactions[0].response.events[100]" in places
+    assert "interactions[0].response.events[2000].data" in places
+    assert list(tmp_path.iterdir()) == []
