@@ -11,9 +11,9 @@ in it that span two or more events (one inside a single event is the text scan's
 find).
 
 It must stay cheap on a 50,000-event stream, so no event is parsed: one regular
-expression reads every ``"key": "string"`` pair of a batch of events in one pass
-(in C). Values are kept as their JSON text (escapes included), the form the key
-shapes already handle. It must stay small, too: each key's text is scanned a window
+expression reads every ``"key": "string"`` pair of an event in one pass (in C).
+Values are kept as their JSON text (escapes included), the form the key shapes
+already handle. It must stay small, too: each key's text is scanned a window
 at a time (:data:`WINDOW` characters, the windows overlapping by :data:`OVERLAP`),
 never held whole (issue 18: the whole stream's data, joined, and every key's values
 cost twice the body when a 50 MB stream was recorded).
@@ -35,11 +35,11 @@ __all__ = ["OVERLAP", "WINDOW", "WINDOW_VALUES", "SplitHit", "split_hits"]
 WINDOW = 1 << 17
 """Characters of one key's assembled text scanned at once (or fewer, in
 :data:`WINDOW_VALUES` values: a short value costs an object of 50 bytes)."""
-WINDOW_VALUES = 2048
+WINDOW_VALUES = 4096
 OVERLAP = 1 << 13
 """Characters each window repeats of the one before: a secret shorter than this that
 straddles two windows is whole in the second."""
-_BATCH = 1024  # events whose data is joined for one regex pass
+_BATCH = 1024  # events between two checks of whether a window is full
 # Unrolled and possessive: an alternation per character was ten times slower.
 _PAIR = re.compile(r'"([^"\\]{1,128}+)"\s*+:\s*+"([^"\\]*+(?:\\.[^"\\]*+)*+)"')
 _PLAIN = "data"  # the key of events whose data is not JSON: the data itself is the text
@@ -65,19 +65,18 @@ class _Assembly:
 
     def __init__(self, key: str, find: Find) -> None:
         self.key, self.find = key, find
-        self.values: list[str] = []
+        self.values: list[str] = []  # appended to by split_hits directly: it is hot
         self.owners: list[int] = []  # the event each value came from
-        self.size = 0
         self.differs = False
         self.hits: dict[tuple[int, str], SplitHit] = {}  # by first event and kind
 
-    def add(self, value: str, owner: int) -> None:
-        if not self.differs and self.values and value != self.values[0]:
+    def settle(self) -> None:
+        """After a batch of events: note whether the values differ yet, and scan the
+        window once it is full."""
+        values = self.values
+        if not self.differs and values and values.count(values[0]) != len(values):
             self.differs = True
-        self.values.append(value)
-        self.owners.append(owner)
-        self.size += len(value)
-        if self.size >= WINDOW or len(self.values) >= WINDOW_VALUES:
+        if len(values) >= WINDOW_VALUES or sum(map(len, values)) >= WINDOW:
             self.scan()
             self._keep_overlap()
 
@@ -104,48 +103,36 @@ class _Assembly:
 
     def _keep_overlap(self) -> None:
         """Drop the values before the last :data:`OVERLAP` characters (whole values:
-        their owners stay known). The first value stays, to tell repeats apart."""
-        kept, size = len(self.values), 0
-        while kept > 1 and size < OVERLAP:
+        their owners stay known), keeping at most half a window of them: one-character
+        deltas would otherwise keep a whole window, and every value added after it
+        would scan it again."""
+        kept, size, least = len(self.values), 0, len(self.values) - WINDOW_VALUES // 2
+        while kept > max(least, 1) and size < OVERLAP:
             kept -= 1
             size += len(self.values[kept])
-        first = self.values[0]
         self.values, self.owners = self.values[kept:], self.owners[kept:]
-        self.size = size
-        if not self.differs and any(v != first for v in self.values):
-            self.differs = True
 
 
 def split_hits(events: Sequence[RecordedEvent], find: Find) -> Iterator[SplitHit]:
     """The secrets ``find`` sees in each key's assembled text that span events, by key
     in order of first appearance, then by position."""
     keys: dict[str | None, _Assembly] = {}  # None: plain data, kept apart from a "data" key
-
-    def assembly(key: str | None) -> _Assembly:
-        found = keys.get(key)
-        if found is None:
-            found = keys[key] = _Assembly(_PLAIN if key is None else key, find)
-        return found
-
-    for start in range(0, len(events), _BATCH):
-        batch = events[start : start + _BATCH]
-        _feed(batch, start, assembly)
+    for n, event in enumerate(events):
+        data = event.data
+        pairs: list[tuple[str | None, str]] = _PAIR.findall(data)
+        if data[:1] not in ("{", "["):
+            pairs.append((None, data))
+        for key, value in pairs:
+            assembly = keys.get(key)
+            if assembly is None:
+                assembly = keys[key] = _Assembly(_PLAIN if key is None else key, find)
+            assembly.values.append(value)
+            assembly.owners.append(n)
+        if n % _BATCH == _BATCH - 1:
+            for each in keys.values():
+                each.settle()
     for each in keys.values():
+        each.settle()
         each.scan()
         if each.differs:
             yield from each.hits.values()
-
-
-def _feed(
-    batch: Sequence[RecordedEvent], start: int, assembly: Callable[[str | None], _Assembly]
-) -> None:
-    """Hand each ``"key": "string"`` pair of ``batch`` (events ``start`` on) to its key's
-    assembly, and the data of events that are not JSON to ``data``'s."""
-    joined = "\n".join(event.data for event in batch)
-    starts = list(itertools.accumulate((len(e.data) + 1 for e in batch), initial=0))
-    for match in _PAIR.finditer(joined):
-        owner = start + bisect.bisect_right(starts, match.start()) - 1
-        assembly(match.group(1)).add(match.group(2), owner)
-    for n, event in enumerate(batch):
-        if event.data[:1] not in ("{", "["):
-            assembly(None).add(event.data, start + n)

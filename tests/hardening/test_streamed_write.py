@@ -268,3 +268,18 @@ def test_a_split_key_and_a_whole_one_are_both_named(tmp_path: Path) -> None:
     assert "interactions[0].response.events[100]" in places
     assert "interactions[0].response.events[2000].data" in places
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_stream_of_one_character_deltas_is_scanned_a_bounded_number_of_times() -> None:
+    """Each window keeps the end of the one before; with one-character deltas that end
+    must not be a whole window, or every delta after it scans the window again."""
+    calls: list[int] = []
+    scrubber = Scrubber(env={})
+
+    def counting(text: str) -> list[Any]:
+        calls.append(len(text))
+        return scrubber._hits(text)
+
+    events = [_delta("ab"[i % 2]) for i in range(40_000)]
+    assert list(assembled.split_hits(events, counting)) == []
+    assert len(calls) < 200, f"{len(calls)} scans of {sum(calls):,} characters"
