@@ -12,11 +12,15 @@ and the plugin cost before any body is held. The figure that matters is
 
 with a target of 3 (issue 18, item 19). It was 26 when the writer held several
 copies of the stream at the end of the test (a dict per event to re-check it, a
-second model and two JSON texts to verify it, one more JSON text to fingerprint it);
-those now go one event at a time. What is left is the recorded events themselves
-(a Python object per event), the YAML text and, while it is verified, its lines:
-see ``bench/results/record-memory.json`` for the figures. Replay encodes events as
-the client pulls them, so its figure is the loaded cassette, not copies of it.
+second model and two JSON texts to verify it, one more JSON text to fingerprint it),
+4.8 once those went one event at a time, when the YAML text, its lines while it was
+verified, and each key's assembled text for the split-key scan were still held
+whole. Now the text goes to the temporary file a batch of events at a time, each
+piece scanned first, and is verified by reading the file back line by line: what
+is left is the recorded events themselves (a Python object per event). Replay loads
+a big file the plugin wrote a line at a time, building each event as it is read, and
+encodes events as the client pulls them, so its figure is the loaded cassette, not
+copies of it. See ``bench/results/record-memory.json`` for the figures.
 
 Usage::
 

@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 fcntl: Any
 try:
@@ -34,7 +34,7 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None
 
-__all__ = ["atomic_write", "locked", "temp_prefix"]
+__all__ = ["atomic_write", "atomic_writer", "locked", "temp_prefix"]
 
 _STALE_AFTER = 600.0  # without flock: seconds before a dead process's temp file is swept
 _umask_lock = threading.Lock()
@@ -117,6 +117,23 @@ def atomic_write(target: str | os.PathLike[str], data: bytes) -> None:
     Parent directories are created. A symlink is followed: its target file is
     replaced and the link kept.
     """
+    with atomic_writer(target) as (handle, _):
+        handle.write(data)
+
+
+@contextlib.contextmanager
+def atomic_writer(target: str | os.PathLike[str]) -> Iterator[tuple[BinaryIO, Path]]:
+    """A binary file and its path that replace ``target`` atomically when the ``with``
+    block ends without an exception; if it raises, the file is removed and ``target``
+    is untouched.
+
+    The block may read its file back (by its path) before it is swapped in: the
+    cassette writer streams a big cassette into it and verifies what landed on disk,
+    instead of holding the whole text in memory (issue 18: recording a 50 MB stream
+    held its text, its lines and its bytes at once). Everything :func:`atomic_write`
+    promises holds: unique name, ``flock`` while written, fsync, mode kept, symlink
+    followed.
+    """
     path = Path(os.path.realpath(target))
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -129,7 +146,7 @@ def atomic_write(target: str | os.PathLike[str], data: bytes) -> None:
         with os.fdopen(fd, "wb") as handle:
             if fcntl is not None:  # "being written" until replaced: see _orphaned
                 fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            handle.write(data)
+            yield handle, Path(tmp_name)
             handle.flush()
             os.fsync(handle.fileno())
             os.fchmod(handle.fileno(), mode)

@@ -28,14 +28,16 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import CassetteFormatError, field_path
 from ..redact import Scrubber as DefaultRules
 from . import atomic as _files
+from .big_file import load_big
 from .checks import CassetteValueError
 from .fields import CASSETTE_VERSION, looks_canonical
 from .formats.detect import Format, detect_data, detect_text
@@ -44,8 +46,9 @@ from .formats.raw_sse import from_raw_sse
 from .formats.shape import ShapeError
 from .formats.vcrpy import from_vcr_data, vcr_versioned
 from .model import Cassette, cassette_from_data
-from .normal import EventCheck, normalized, same, same_data
-from .yaml.emit import UnstorableError, dump_cassette, dump_interactions
+from .normal import normalized
+from .verify import verify_file
+from .yaml.emit import UnstorableError, dump_cassette, dump_interactions, iter_interactions
 from .yaml.fast import NotCanonicalError, read_canonical
 
 __all__ = [
@@ -281,6 +284,9 @@ def loads(text: str | bytes, *, path: str = "<string>") -> Cassette:
 def load(path: str | os.PathLike[str]) -> Cassette:
     """Read and parse the cassette file at ``path``."""
     name = os.fspath(path)
+    big = load_big(name)  # a big file the plugin wrote, never held whole (issue 18)
+    if big is not None:
+        return big
     try:
         raw = Path(name).read_bytes()
     except IsADirectoryError:
@@ -292,6 +298,9 @@ def load_with_format(path: str | os.PathLike[str]) -> tuple[Cassette, Format]:
     """The cassette file at ``path`` and the format it is in: a vcrpy file replays with
     vcrpy's default matching (issue 20), so the session needs to know where it came from."""
     name = os.fspath(path)
+    big = load_big(name)
+    if big is not None:
+        return big, "agentreplay"
     try:
         raw = Path(name).read_bytes()
     except IsADirectoryError:
@@ -317,27 +326,45 @@ def _unsaveable(exc: CassetteValueError, path: str) -> CassetteFormatError:
     )
 
 
-def _canonical(cassette: Cassette, path: str) -> tuple[Cassette, str]:
-    """The cassette checked again (names lower-cased, wire-only headers dropped, values
-    changed since it was built re-checked) and its text."""
+def _normal(cassette: Cassette, path: str) -> Cassette:
+    """The cassette checked again: names lower-cased, wire-only headers dropped, values
+    changed since it was built re-checked."""
     try:
-        normal = normalized(cassette)
+        return normalized(cassette)
     except CassetteValueError as exc:
         raise _unsaveable(exc, path) from None
+
+
+def _unstorable(exc: UnstorableError, path: str) -> CassetteFormatError:
+    return CassetteFormatError(
+        exc.problem,
+        path=path,
+        field=field_path(exc.where) or None,
+        hint="Store this body as text (body) or bytes (body_b64) instead.",
+    )
+
+
+def _dump(normal: Cassette, path: str) -> str:
+    """The text of a normalized cassette."""
     try:
-        return normal, dump_cassette(normal)
+        return dump_cassette(normal)
     except UnstorableError as exc:
-        raise CassetteFormatError(
-            exc.problem,
-            path=path,
-            field=field_path(exc.where) or None,
-            hint="Store this body as text (body) or bytes (body_b64) instead.",
-        ) from None
+        raise _unstorable(exc, path) from None
+
+
+def _pieces(normal: Cassette, path: str) -> Iterator[str]:
+    """The text of a normalized cassette in pieces (a stream's events a batch at a
+    time), so that a big one is never held whole (issue 18)."""
+    try:
+        yield from iter_interactions(normal.interactions, normal.version)
+    except UnstorableError:
+        _dump(normal, path)  # raises, naming the field
+        raise
 
 
 def dumps(cassette: Cassette) -> str:
     """The canonical YAML text of ``cassette``: byte-stable, unwrapped, one line per event."""
-    return _canonical(cassette, "<dumps>")[1]
+    return _dump(_normal(cassette, "<dumps>"), "<dumps>")
 
 
 def save(
@@ -352,9 +379,14 @@ def save(
     Secrets never reach disk by default: without a ``scrubber`` the default rules
     (``Scrubber()``) scrub the cassette and the backstop checks the text, as on every
     write path of the plugin. ``scrub=False`` writes it as given — for a test that
-    needs a cassette holding a key-shaped string on purpose. Nothing touches the disk
-    unless every step passed; on any failure the old file (if any) is left
+    needs a cassette holding a key-shaped string on purpose. Nothing reaches the
+    final name unless every step passed; on any failure the old file (if any) is left
     byte-identical.
+
+    The text goes to a temporary file a piece at a time, each piece scanned before it
+    is written (so no unscanned text reaches disk), and is verified by reading that
+    file back line by line before it replaces the old one: a 50 MB stream is written
+    without its text in memory (issue 18).
     """
     target = Path(os.fspath(path))
     if scrub and scrubber is None:
@@ -364,57 +396,29 @@ def save(
             cassette = scrubber.scrub(cassette)
         except CassetteValueError as exc:
             raise _unsaveable(exc, str(target)) from None
-    normal, text = _canonical(cassette, str(target))
+    normal = _normal(cassette, str(target))
+    pieces: Iterable[str] = _pieces(normal, str(target))
     if isinstance(scrubber, DefaultRules):
         # It also reads what the text does not show: the bytes of a body_b64, a
         # stream's text as a client assembles it (issue 18).
-        scrubber.check(text, target, cassette=normal)
+        whole = partial(_dump, normal, str(target))
+        pieces = scrubber.checked(pieces, target, cassette=normal, whole=whole)
     elif scrubber is not None:
+        text = _dump(normal, str(target))
         scrubber.check(text, target)
-    _verify(text, normal, str(target))
-    _files.atomic_write(target, text.encode("utf-8"))
+        pieces = [text]
+    with _files.atomic_writer(target) as (handle, written):
+        for piece in pieces:
+            handle.write(piece.encode("utf-8"))
+        handle.flush()
+        fast, safe = partial(loads, path=str(target)), partial(_libyaml_loads, path=str(target))
+        verify_file(written, normal, str(target), fast=fast, safe=safe)
 
 
-_VERIFY_WITH_LIBYAML = 1024 * 1024  # bytes; larger files are checked by the fast reader
-
-
-def _verify(text: str, expected: Cassette, path: str) -> None:
-    """Refuse to write text that would not load back as ``expected``.
-
-    Up to 1 MB the check reads the text with the independent libyaml loader (so a
-    writer bug cannot hide behind the canonical reader that mirrors it); beyond
-    that, libyaml would take seconds, and the canonical reader is used. The
-    comparison goes through JSON so that a NaN in a body equals itself.
-    """
-    small = len(text) <= _VERIFY_WITH_LIBYAML
-    if not small and _reads_back(text, expected):
-        return
-    try:
-        loaded = _validate(_load_yaml(text, path), path, text) if small else None
-        again = loaded or loads(text, path=path)
-    except CassetteFormatError as exc:
-        again, problem = None, str(exc)
-    else:
-        problem = "it loads back as a different cassette"
-    if again is None or not same(again, expected):
-        raise CassetteFormatError(
-            f"the text to write would not load back: {problem}",
-            path=path,
-            hint="Nothing was written. This is a bug in pytest-agentreplay: please report it.",
-        )
-
-
-def _reads_back(text: str, expected: Cassette) -> bool:
-    """Whether the canonical reader reads ``text`` as exactly ``expected``'s data: then
-    loading it gives ``expected`` back (``expected`` is normalized, so building it
-    from that data and writing it again gives the same text). Cheaper than loading:
-    no second model and no second text of a 50 MB stream (issue 18)."""
-    check = EventCheck(expected)
-    try:
-        data = read_canonical(text, event=check)
-    except NotCanonicalError:
-        return False  # the full check decides, and explains
-    return check.passed() and same_data(data, expected)
+def _libyaml_loads(raw: bytes, path: str) -> Cassette:
+    """The cassette in ``raw`` read by the safe libyaml loader only (no fast path)."""
+    text = _text(raw, path)
+    return _validate(_load_yaml(text, path), path, text)
 
 
 @contextmanager

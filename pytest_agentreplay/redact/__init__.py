@@ -30,7 +30,7 @@ from __future__ import annotations
 import base64
 import copy
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -63,6 +63,9 @@ CustomScrubber = Callable[["Interaction"], "Interaction"]
 place and returned: it always receives a private copy)."""
 
 _MAX_LISTED = 20
+
+Whole = Callable[[], str]
+"""Gives a text that was handed over in pieces, whole (only when a piece holds a hit)."""
 
 
 @dataclass(frozen=True)
@@ -299,6 +302,26 @@ class Scrubber:
             findings += [f for f in self.scan_cassette(cassette) if f not in findings]
         if findings:
             raise SecretLeakError(Path(path) if path is not None else None, findings)
+
+    def checked(
+        self, pieces: Iterable[str], path: Path | None, *, cassette: Cassette, whole: Whole
+    ) -> Iterator[str]:
+        """The pieces of the text dumped from ``cassette`` (headed for ``path``), each
+        given only once it is scanned: :meth:`check` for a text too big to hold at once
+        (issue 18: a 50 MB stream's text, held to be scanned, was a third of recording's
+        memory). Nothing unscanned is handed on, so nothing unscanned reaches disk,
+        not even a temporary file. Where something is found, ``whole()`` gives the
+        whole text, whose :meth:`check` decides and names where."""
+        from .scan import PieceScan  # noqa: PLC0415 - see _hits
+
+        if self.scan_cassette(cassette):  # it needs no text: before anything is written
+            self.check(whole(), path, cassette=cassette)  # raises, naming all it finds
+        scan: PieceScan | None = PieceScan(self._hits)
+        for piece in pieces:
+            if scan is not None and scan.finds(piece):
+                self.check(whole(), path)  # raises, unless the hit was a false one
+                scan = None  # the whole text is clean: so is every piece
+            yield piece
 
     def mask(self, text: str) -> str:
         """``text`` with every secret-looking string replaced by the placeholder — for

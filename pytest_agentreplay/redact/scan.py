@@ -16,7 +16,7 @@ import bisect
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, quote_plus
@@ -27,7 +27,16 @@ from .shapes import KEY_SHAPES, Hit, shape_hits
 if TYPE_CHECKING:
     import yaml
 
-__all__ = ["ENV_SUFFIXES", "KEY_SHAPES", "EnvNeedles", "Hit", "find", "locate", "merge_spans"]
+__all__ = [
+    "ENV_SUFFIXES",
+    "KEY_SHAPES",
+    "EnvNeedles",
+    "Hit",
+    "PieceScan",
+    "find",
+    "locate",
+    "merge_spans",
+]
 
 
 _MIN_ENV_LEN = 8
@@ -241,3 +250,39 @@ def locate(text: str, offsets: list[int]) -> list[str]:
     paths = [locator.path(offset) if locator is not None else None for offset in offsets]
     lines = _line_numbers(text, [o for o, p in zip(offsets, paths, strict=True) if p is None])
     return [p or f"line {lines[o]}" for o, p in zip(offsets, paths, strict=True)]
+
+
+# -- a text too big to hold at once -------------------------------------------------------
+
+OVERLAP = 1 << 16
+"""Characters of the text before a piece that the piece is scanned with: a secret
+shorter than this that straddles two pieces is whole in the second scan."""
+
+
+class PieceScan:
+    """Scans a text given piece by piece, never held whole: the cassette writer scans
+    each piece of a 50 MB stream's text before it writes it (issue 18: the whole text,
+    held to be scanned, was a third of recording's memory). Each piece is scanned with
+    the end of the text before it, from a line start, so a hit across two pieces is
+    whole in one scan. A hit may be a false one (a shape whose left context fell
+    outside the scan): the caller then checks the whole text, which decides."""
+
+    def __init__(self, find: Callable[[str], list[Hit]]) -> None:
+        self._find = find
+        self._carried = ""
+
+    def finds(self, piece: str) -> bool:
+        """Whether anything is found in ``piece`` (or across it and the text before)."""
+        text = self._carried + piece
+        if self._find(text):
+            return True
+        self._carried = _tail(text)
+        return False
+
+
+def _tail(text: str) -> str:
+    """The last :data:`OVERLAP` characters of ``text``, from the start of a line when
+    one starts there (a shape's left boundary is then the one the text has)."""
+    tail = text[-OVERLAP:]
+    newline = tail.find("\n")
+    return tail[newline + 1 :] if newline >= 0 else tail

@@ -11,7 +11,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -121,7 +123,9 @@ def test_keyboard_interrupt_mid_write_keeps_the_old_file(
 
 _CHILD = """
 import os, sys, time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from pytest_agentreplay.cassettes import atomic as _files
 from pytest_agentreplay.cassettes.io import save
 from pytest_agentreplay.cassettes.model import (
@@ -233,10 +237,12 @@ def test_text_that_would_not_load_back_is_never_written(
 ) -> None:
     path = tmp_path / "c.yaml"
     path.write_text(EXPECTED)
-    real = cassette_io.dump_cassette
-    monkeypatch.setattr(
-        cassette_io, "dump_cassette", lambda c: real(c).replace("status: 200", "status: 201")
-    )
+    real = cassette_io.iter_interactions
+
+    def wrong(*args: Any) -> Iterator[str]:
+        return (piece.replace("status: 200", "status: 201") for piece in real(*args))
+
+    monkeypatch.setattr(cassette_io, "iter_interactions", wrong)
     with pytest.raises(CassetteFormatError, match="would not load back"):
         save(path, _cassette())
     assert path.read_text() == EXPECTED
@@ -257,7 +263,9 @@ def test_an_invalid_mutation_is_caught_before_writing(tmp_path: Path) -> None:
 
 _WRITER = """
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from pytest_agentreplay.cassettes.io import load, locked, save
 from pytest_agentreplay.cassettes.model import (
     Cassette, Interaction, RecordedRequest, RecordedResponse,

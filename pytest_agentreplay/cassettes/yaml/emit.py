@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -42,6 +42,7 @@ __all__ = [
     "dump_interactions",
     "dump_json",
     "inline",
+    "iter_interactions",
 ]
 
 
@@ -50,6 +51,9 @@ MAX_DEPTH = 100
 
 Far beyond real provider payloads; it keeps every recursive walk (this writer,
 ``json.dumps``, the loader) well inside Python's recursion limit."""
+
+EVENT_BATCH = 2048
+"""Event lines per piece of text when a stream is written in pieces."""
 
 _MAX_KEY = 1000  # YAML implicit keys must fit in 1024 characters
 # PyYAML's implicit resolvers (``yaml/resolver.py``), pattern for pattern: a plain
@@ -306,29 +310,6 @@ class _Writer:
             self.lines.append(f"{head} {inline(item)}")
 
 
-def _first_problem(value: Any, depth: int = 0) -> tuple[tuple[str | int, ...], str] | None:
-    """Where in ``value`` the writer fails, and why (a slow re-walk, run only on failure)."""
-    if depth > MAX_DEPTH:
-        return (), f"nests deeper than {MAX_DEPTH} levels"
-    children: list[tuple[str | int, Any]] = []
-    try:
-        if isinstance(value, Mapping):
-            for key, item in value.items():
-                _key(key)
-                children.append((key, item))
-        elif isinstance(value, (list, tuple)):
-            children.extend(enumerate(value))
-        else:
-            inline(value)
-    except UnstorableError as exc:
-        return (), exc.problem
-    for part, item in children:
-        found = _first_problem(item, depth + 1)
-        if found is not None:
-            return (part, *found[0]), found[1]
-    return None
-
-
 def dump_json(value: Any, *, indent: int = 0) -> list[str]:
     """Block-style lines for a JSON value under a key at column ``indent`` (for checks)."""
     writer = _Writer()
@@ -387,17 +368,20 @@ def _request(writer: _Writer, request: StoredRequest) -> None:
     _body(writer, request)
 
 
-def _response(writer: _Writer, response: StoredResponse) -> None:
+def _response(writer: _Writer, response: StoredResponse) -> Iterator[str]:
+    """The response's lines; a stream's events in batches of :data:`EVENT_BATCH` lines,
+    each batch one piece of text (ending with a newline), so that a 50 MB stream is
+    written without its whole text, or a line per event, held at once (issue 18)."""
     writer.lines.append(f"    status: {response.status}")
     _headers(writer, response.headers)
     _body(writer, response)
-    if response.events is not None:
-        if not response.events:
-            writer.lines.append("    events: []")
-        else:
-            writer.lines.append("    events:")
-            writer.lines.extend(_event(event) for event in response.events)
-    if response.events is not None or response.end != "complete":
+    events = response.events
+    if events is not None:
+        writer.lines.append("    events:" if events else "    events: []")
+        for start in range(0, len(events), EVENT_BATCH):
+            yield _joined(writer.lines)
+            writer.lines = [_event(event) for event in events[start : start + EVENT_BATCH]]
+    if events is not None or response.end != "complete":
         writer.lines.append(f"    end: {response.end}")
     if response.truncated is not None:
         writer.lines.append(f"    truncated: {_string(response.truncated, flow=False)}")
@@ -405,13 +389,8 @@ def _response(writer: _Writer, response: StoredResponse) -> None:
         writer.value("    tail:", response.tail, 4, 2)
 
 
-def _locate(cassette: StoredCassette) -> UnstorableError:
-    """Re-walk a cassette the writer refused, to name the offending field."""
-    data = cassette.to_data()
-    found = _first_problem(data)
-    if found is None:  # pragma: no cover - the writer and the re-walk disagree
-        return UnstorableError("cannot be written as YAML")
-    return UnstorableError(found[1], found[0])
+def _joined(lines: list[str]) -> str:
+    return "\n".join(lines) + "\n" if lines else ""
 
 
 def dump_cassette(cassette: StoredCassette) -> str:
@@ -423,20 +402,26 @@ def dump_cassette(cassette: StoredCassette) -> str:
     try:
         return dump_interactions(cassette.interactions, cassette.version)
     except UnstorableError:
-        raise _locate(cassette) from None
+        from .locate import unstorable_field  # noqa: PLC0415 - emit is what it imports
+
+        raise unstorable_field(cassette) from None
 
 
 def dump_interactions(interactions: Sequence[StoredInteraction], version: int) -> str:
     """The canonical YAML text of a cassette holding ``interactions``; raises
     :class:`UnstorableError` (without the field path) for a value YAML cannot carry."""
-    writer = _Writer()
-    lines = writer.lines
-    lines.append("interactions:" if interactions else "interactions: []")
+    return "".join(iter_interactions(interactions, version))
+
+
+def iter_interactions(interactions: Sequence[StoredInteraction], version: int) -> Iterator[str]:
+    """:func:`dump_interactions`' text in pieces, for a writer that streams it to a file:
+    a piece per interaction, and a piece per batch of a stream's events."""
+    yield "interactions:\n" if interactions else "interactions: []\n"
     for interaction in interactions:
-        lines.append("- request:")
+        writer = _Writer()
+        writer.lines.append("- request:")
         _request(writer, interaction.request)
-        lines.append("  response:")
-        _response(writer, interaction.response)
-    lines.append(f"version: {version}")
-    lines.append("")  # the final newline, joined in: `+ "\n"` copied the whole text again
-    return "\n".join(lines)
+        writer.lines.append("  response:")
+        yield from _response(writer, interaction.response)
+        yield _joined(writer.lines)
+    yield f"version: {version}\n"

@@ -17,11 +17,12 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import Any, BinaryIO
 
 from .emit import MAX_DEPTH
 
-__all__ = ["NotCanonicalError", "read_canonical"]
+__all__ = ["NotCanonicalError", "read_canonical", "read_canonical_file"]
 
 
 class NotCanonicalError(Exception):
@@ -158,14 +159,22 @@ def _flow(text: str) -> Any:
 class _Reader:
     """Recursive descent over the lines of a canonical file (indents computed once)."""
 
-    def __init__(self, text: str, event: Callable[[Any], Any] | None = None) -> None:
+    def __init__(self, lines: Any, indents: Any, event: Callable[[Any], Any] | None) -> None:
+        """``lines`` and ``indents`` are lists (a text read at once) or the two views of
+        a :class:`_Streamed` file; ``indents`` ends with a sentinel ``-1``."""
         self.event = event
+        self.lines: list[str] = lines
+        self.indents: list[int] = indents
+        self.pos = 0
+
+    @classmethod
+    def of_text(cls, text: str, event: Callable[[Any], Any] | None) -> _Reader:
         if not text.endswith("\n") or "\r" in text or "\t" in text:
             raise NotCanonicalError("not the writer's line layout")
-        self.lines = text.split("\n")[:-1]
-        self.indents = [len(line) - len(line.lstrip(" ")) for line in self.lines]
-        self.indents.append(-1)  # a sentinel: the end of the text closes every block
-        self.pos = 0
+        lines = text.split("\n")[:-1]
+        indents = [len(line) - len(line.lstrip(" ")) for line in lines]
+        indents.append(-1)  # a sentinel: the end of the text closes every block
+        return cls(lines, indents, event)
 
     def mapping(self, indent: int, depth: int) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
@@ -278,10 +287,81 @@ def read_canonical(text: str, *, event: Callable[[Any], Any] | None = None) -> A
     ``event``, when given, receives each stream event's data as it is read, and the
     event lists hold what it returns instead."""
     try:
-        reader = _Reader(text, event)
+        reader = _Reader.of_text(text, event)
         data = reader.mapping(0, 1)
     except (IndexError, ValueError, OverflowError, RecursionError) as exc:
         raise NotCanonicalError(str(exc)) from None
     if reader.pos != len(reader.lines):
         raise NotCanonicalError("text after the document")
     return data
+
+
+def read_canonical_file(path: Path, *, event: Callable[[Any], Any]) -> Any:
+    """:func:`read_canonical` of the file at ``path``, read a line at a time and never
+    held whole: the writer verifies a 50 MB stream it wrote this way (issue 18)."""
+    with path.open("rb") as handle:
+        streamed = _Streamed(handle)
+        try:
+            reader = _Reader(streamed.lines, streamed.indents, event)
+            data = reader.mapping(0, 1)
+        except (IndexError, ValueError, OverflowError, RecursionError) as exc:
+            raise NotCanonicalError(str(exc)) from None
+        if not streamed.ended_at(reader.pos):
+            raise NotCanonicalError("text after the document")
+    return data
+
+
+class _Streamed:
+    """The lines of a file as a :class:`_Reader` reaches them (it only ever reads its
+    current line): two list-like views, ``lines`` and ``indents``, over one line
+    read at a time. A line behind the reader is gone."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self._handle = handle
+        self._at = -1  # index of the line held
+        self._line: str | None = None  # None: past the end
+        self._indent = -1
+        self.lines = _View(self, "_line")
+        self.indents = _View(self, "_indent")
+
+    def seek(self, index: int) -> None:
+        if index < self._at:
+            raise IndexError("a line behind the reader")
+        while self._at < index:
+            self._at += 1
+            raw = self._handle.readline()
+            if not raw:
+                self._line, self._indent = None, -1
+                continue
+            line = raw.decode("utf-8")  # a UnicodeDecodeError is a ValueError
+            if not line.endswith("\n") or "\r" in line or "\t" in line:
+                raise NotCanonicalError("not the writer's line layout")
+            self._line = line[:-1]
+            self._indent = len(self._line) - len(self._line.lstrip(" "))
+
+    def ended_at(self, index: int) -> bool:
+        """Whether the file has no line ``index``: the reader read every line."""
+        self.seek(index)
+        return self._line is None
+
+
+class _View:
+    """``lines[pos]``, ``lines[pos:pos + 1]`` and ``lines[pos] = ...`` (or the same of
+    ``indents``) at the reader's position, over a :class:`_Streamed` file."""
+
+    def __init__(self, streamed: _Streamed, field: str) -> None:
+        self._streamed, self._field = streamed, field
+
+    def __getitem__(self, index: int | slice) -> Any:
+        at = index.start if isinstance(index, slice) else index
+        self._streamed.seek(at)
+        value = getattr(self._streamed, self._field)
+        if isinstance(index, slice):
+            return [] if self._streamed._line is None else [value]
+        if value is None:
+            raise IndexError("past the last line")
+        return value
+
+    def __setitem__(self, index: int, value: Any) -> None:
+        self._streamed.seek(index)
+        setattr(self._streamed, self._field, value)
