@@ -19,8 +19,10 @@ from .state import RunState, TestState
 if TYPE_CHECKING:
     from ..cassettes.handle import AgentReplay
     from ..cassettes.session import CassetteSession
+    from ..cassettes.vcr_filters import VcrFilters
     from ..fakes import FakeModel
     from ..transport.router import Router
+    from .settings import TestSettings
 
 __all__ = ["cassette_scope", "fake_model", "router_scope"]
 
@@ -139,9 +141,19 @@ def _open_cassette(item: pytest.Item, run: RunState, router: Router) -> Cassette
         or session.save_on_failure,
         max_body_bytes=session.max_body_bytes,
         run_started=run.run_started,
+        filters=_vcr_filters(settings),
         rerecord=f"pytest '{item.nodeid}' --agentreplay-record-mode=new_episodes "
         f"(or =rewrite to record it afresh)",
     )
+
+
+def _vcr_filters(settings: TestSettings) -> VcrFilters | None:
+    """vcrpy's filters of the test's ``agentreplay_config`` / marker, when it sets any."""
+    if settings.vcrpy is None or not settings.vcrpy.filters:
+        return None
+    from ..cassettes.vcr_filters import VcrFilters
+
+    return VcrFilters(settings.vcrpy.filters)
 
 
 def _close_cassette(
