@@ -11,72 +11,20 @@ cassette. Keys that cannot be honoured are refused by name, with what to do inst
 
 from __future__ import annotations
 
-import gzip
-import http.server
 import json
-import threading
-from collections.abc import Iterator
-from typing import Any, ClassVar
-from urllib.parse import urlsplit
+from typing import Any
 
 import pytest
 import requests  # noqa: F401 - imported once here: in-process runs reuse it
 
 from pytest_agentreplay import Reply
 from tests.cassettes._plugin_runs import PRELUDE, cassette, interactions, run
+from tests.migration._web import Handler
 from tests.servers import ProviderServer
 
 pytest_plugins = ["pytester"]
 
 SECRETS = ("tenant-secret-1", "team-secret-2", "ref-secret-3", "body-secret-4")
-
-
-class _Handler(http.server.BaseHTTPRequestHandler):
-    """Answers any path with JSON naming it (not its query: that may hold what a test
-    filters) and the size of the body; ``/gzip`` compressed, ``/missing`` 404, every
-    answer with a ``Set-Cookie``."""
-
-    hits: ClassVar[list[str]] = []
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def _answer(self) -> None:
-        size = int(self.headers.get("content-length") or 0)
-        got = len(self.rfile.read(size))
-        path = urlsplit(self.path).path
-        type(self).hits.append(path)
-        payload = json.dumps({"path": path, "got": got}).encode()
-        status = 404 if self.path.startswith("/missing") else 200
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Set-Cookie", "session=cookie-secret-5")
-        if self.path.startswith("/gzip"):
-            payload = gzip.compress(payload)
-            self.send_header("Content-Encoding", "gzip")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def do_GET(self) -> None:
-        self._answer()
-
-    def do_POST(self) -> None:
-        self._answer()
-
-
-@pytest.fixture
-def web() -> Iterator[str]:
-    """A plain loopback web server (not a model API), its URL."""
-    _Handler.hits = []
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
 
 def _text(pytester: pytest.Pytester, name: str) -> str:
@@ -203,9 +151,9 @@ def test_filters_through_vcrpy_with_requests(pytester: pytest.Pytester, web: str
     assert all("set-cookie" not in i["response"]["headers"] for i in stored)
     # Replayed: the recorded ones answer; the one before_record_request skipped goes
     # out live, as vcrpy lets it (loopback is allowed).
-    hits = len(_Handler.hits)
+    hits = len(Handler.hits)
     run(pytester, WEB=web).assert_outcomes(passed=1)
-    assert _Handler.hits[hits:] == ["/health"]
+    assert Handler.hits[hits:] == ["/health"]
 
 
 STREAM_TEST = (
@@ -259,7 +207,7 @@ def test_ignored_hosts_are_never_recorded_and_go_out_live(
     run(pytester, "--agentreplay-record-mode=once", WEB=web).assert_outcomes(passed=1)
     assert not cassette(pytester, "test_ignored").exists()
     run(pytester, WEB=web).assert_outcomes(passed=1)
-    assert _Handler.hits == ["/a", "/b", "/a", "/b"]
+    assert Handler.hits == ["/a", "/b", "/a", "/b"]
 
 
 LEAK_TEST = """
