@@ -87,6 +87,11 @@ class CassetteSession:
     the same run wrote into a shared cassette after it."""
     filters: VcrFilters | None = None
     """vcrpy's ``filter_*`` / ``before_record_*`` / ``ignore_*`` options (:mod:`.vcr_filters`)."""
+    repeats: bool = False
+    """vcrpy's ``allow_playback_repeats``: a request plays its first match, played or not."""
+    record_on_exception: bool | None = None
+    """vcrpy's ``record_on_exception``: ``True`` saves as ``save_on_failure``; ``False``
+    writes nothing for a failed test, not even a new cassette."""
     calls: list[ReplayedCall] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -207,10 +212,11 @@ class CassetteSession:
                 again = self._again.get(self.index.key(recorded))
                 if again:
                     return again.popleft()
-        index = self.index.take(recorded)
+        take = self.index.take_first if self.repeats else self.index.take
+        index = take(recorded)
         if index is None and not self._scrubbed:
             self._scrub_recorded()
-            index = self.index.take(recorded)
+            index = take(recorded)
         return index
 
     def _scrub_recorded(self) -> None:
@@ -391,8 +397,12 @@ class CassetteSession:
         new = self._to_store()
         if not new:
             return WriteResult(self.path, written=False, recorded=0, reason="nothing recorded")
+        if failed and self.record_on_exception is False:
+            reason = "the test failed (record_on_exception=False)"
+            return WriteResult(self.path, written=False, recorded=len(new), reason=reason)
         # A partial re-recording never replaces a good cassette, even with save_on_failure.
-        kept = interrupted or (failed and not self.save_on_failure)
+        save = self.save_on_failure or bool(self.record_on_exception)
+        kept = interrupted or (failed and not save)
         if kept and self.existed:
             what = "the test was interrupted" if interrupted else "the test failed"
             return WriteResult(

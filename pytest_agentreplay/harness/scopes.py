@@ -17,6 +17,8 @@ import pytest
 from .state import RunState, TestState
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..cassettes.handle import AgentReplay
     from ..cassettes.session import CassetteSession
     from ..cassettes.vcr_filters import VcrFilters
@@ -122,13 +124,12 @@ def _non_httpx_clients(
 def _open_cassette(item: pytest.Item, run: RunState, router: Router) -> CassetteSession:
     from ..cassettes.session import CassetteSession
     from ..transport.chunking import resolve_chunking
-    from .paths import cassette_path
     from .settings import match_on_for
 
     settings, config, session = TestState.of(item).settings, item.config, run.settings
     assert settings is not None  # resolved when the router opened
     return CassetteSession(
-        path=cassette_path(item, config.getini("agentreplay_cassette_dir"), settings.cassette),
+        path=_path(item, settings),
         record_mode=settings.record_mode,
         router=router,
         scrubber=run.scrubber(),
@@ -142,9 +143,25 @@ def _open_cassette(item: pytest.Item, run: RunState, router: Router) -> Cassette
         max_body_bytes=session.max_body_bytes,
         run_started=run.run_started,
         filters=_vcr_filters(settings),
+        repeats=settings.vcrpy is not None and settings.vcrpy.repeats,
+        record_on_exception=None if settings.vcrpy is None else settings.vcrpy.record_on_exception,
         rerecord=f"pytest '{item.nodeid}' --agentreplay-record-mode=new_episodes "
         f"(or =rewrite to record it afresh)",
     )
+
+
+def _path(item: pytest.Item, settings: TestSettings) -> Path:
+    """The test's cassette: ``cassette=``, else the default name, placed as vcrpy's
+    ``cassette_library_dir`` / ``path_transformer`` say when they are set."""
+    from .paths import cassette_path, vcrpy_path
+
+    folder = item.config.getini("agentreplay_cassette_dir")
+    vcrpy = settings.vcrpy
+    if settings.cassette is not None or vcrpy is None:
+        return cassette_path(item, folder, settings.cassette)
+    if vcrpy.library_dir is None and vcrpy.path_transformer is None:
+        return cassette_path(item, folder, None)
+    return vcrpy_path(item, folder, vcrpy.library_dir, vcrpy.path_transformer)
 
 
 def _vcr_filters(settings: TestSettings) -> VcrFilters | None:

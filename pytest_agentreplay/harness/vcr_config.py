@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,9 +38,12 @@ FILTER_KEYS = frozenset(
 )
 """Keys applied by vcrpy's own filters (:mod:`..cassettes.vcr_filters`)."""
 
-_NOTHING_TO_DO = frozenset({"decode_compressed_response", "func_path_generator"})
-"""Keys whose effect is already ours: bodies are always stored decoded; pytest-recording
-always names the cassette, so vcrpy never calls a ``func_path_generator``."""
+_BOOLS = frozenset({"decode_compressed_response", "allow_playback_repeats", "record_on_exception"})
+_FUNCTIONS = frozenset({"func_path_generator", "path_transformer"})
+_OTHERS = _BOOLS | _FUNCTIONS | {"serializer", "cassette_library_dir"}
+"""Keys mapped onto the session (:class:`VcrOptions`). ``decode_compressed_response``
+is ours already (bodies are always stored decoded); pytest-recording always names the
+cassette, so vcrpy never calls a ``func_path_generator``."""
 
 REFUSED: dict[str, str] = {
     "custom_patches": "httpx and httpx2 are always intercepted, and vcrpy's standard patches "
@@ -55,19 +58,15 @@ REFUSED: dict[str, str] = {
     "before_save_interaction": "add a scrubber in the pytest_agentreplay_configure hook "
     "(settings.scrubbers)",
     "after_load_interaction": "there is no equivalent: edit the cassette, or match with match_on",
-    "serializer": "cassettes are written as YAML and vcrpy JSON files are read as they are; "
-    "drop the key (pass cassette='name.json' to replay a JSON file)",
-    "cassette_library_dir": "use cassette= (a path, which an agentreplay_config fixture can "
-    "compute from request) or the ini key agentreplay_cassette_dir",
-    "path_transformer": "use cassette= (a path, which an agentreplay_config fixture can "
-    "compute from request)",
-    "allow_playback_repeats": "record each repeated call, or match with match_on",
-    "record_on_exception": "a failing test never overwrites an existing cassette; "
-    "--agentreplay-save-on-failure writes anyway",
 }
 """vcrpy keys this plugin cannot honour, and what to do instead."""
 
-VCRPY_KEYS = FILTER_KEYS | _NOTHING_TO_DO | frozenset(REFUSED)
+_JSON = (
+    "cassettes are written as YAML and vcrpy's JSON files are read as they are: drop "
+    "serializer, and pass cassette='name.json' to replay a JSON file"
+)
+
+VCRPY_KEYS = FILTER_KEYS | _OTHERS | frozenset(REFUSED)
 """Every ``VCR()`` key that is not also one of the marker's own."""
 
 _RECORD_MODE_ALIASES = {"any": "new_episodes"}  # vcrpy's undocumented ANY records as this
@@ -80,6 +79,14 @@ class VcrOptions:
 
     filters: Mapping[str, Any] = field(default_factory=dict)
     allow_hosts: tuple[str, ...] = ()
+    repeats: bool = False
+    """``allow_playback_repeats``: a request plays its first match, played or not."""
+    record_on_exception: bool | None = None
+    """``True``: a failing test writes what it recorded; ``False``: never."""
+    library_dir: str | None = None
+    """``cassette_library_dir``: the folder of the test's default cassette."""
+    path_transformer: Callable[[str], Any] | None = None
+    """Gives the default cassette's path from ``<folder>/<test name>`` (no suffix)."""
 
 
 def record_mode_value(mode: Any) -> Any:
@@ -99,18 +106,35 @@ def split(merged: Mapping[str, Any], where: str) -> tuple[dict[str, Any], VcrOpt
             f"{where}: the vcrpy option {key}={given[key]!r} is not supported by "
             f"pytest-agentreplay: {REFUSED[key]} (see docs/migrating.md, Option mapping)."
         )
-    for key in sorted(_NOTHING_TO_DO & given.keys()):
-        _check_bool_or_callable(key, given[key], where)
+    for key in sorted(_OTHERS & given.keys()):
+        _check_other(key, given[key], where)
     filters = {k: v for k, v in given.items() if k in FILTER_KEYS and v}
     _check_filters(filters, where)
-    hosts = tuple(h for h in filters.get("ignore_hosts", ()) if isinstance(h, str))
-    return ours, VcrOptions(filters=filters, allow_hosts=hosts)
+    library = given.get("cassette_library_dir")
+    return ours, VcrOptions(
+        filters=filters,
+        allow_hosts=tuple(h for h in filters.get("ignore_hosts", ()) if isinstance(h, str)),
+        repeats=bool(given.get("allow_playback_repeats")),
+        record_on_exception=given.get("record_on_exception"),
+        library_dir=None if library is None else str(library),
+        path_transformer=given.get("path_transformer"),
+    )
 
 
-def _check_bool_or_callable(key: str, value: Any, where: str) -> None:
-    ok = callable(value) if key == "func_path_generator" else isinstance(value, bool)
-    if not ok and value is not None:
-        what = "a function" if key == "func_path_generator" else "True or False"
+def _check_other(key: str, value: Any, where: str) -> None:
+    if value is None:
+        return
+    if key == "serializer":
+        if value != "yaml":
+            raise pytest.UsageError(f"{where}: serializer={value!r} is not supported: {_JSON}.")
+        return
+    if key in _BOOLS:
+        ok, what = isinstance(value, bool), "True or False"
+    elif key in _FUNCTIONS:
+        ok, what = callable(value), "a function"
+    else:
+        ok, what = isinstance(value, str) or hasattr(value, "__fspath__"), "a folder path"
+    if not ok:
         raise pytest.UsageError(f"{where}: {key} must be {what}, got {value!r}")
 
 

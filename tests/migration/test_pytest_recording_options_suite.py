@@ -69,7 +69,8 @@ def test_requests_headers_and_query():
 
 @pytest.mark.vcr
 def test_requests_form_secret():
-    got = requests.post(URL + "/token", data={"client_id": "app", "client_secret": "client-secret-4"})
+    form = {"client_id": "app", "client_secret": "client-secret-4"}
+    got = requests.post(URL + "/token", data=form)
     assert got.json()["got"] > 0
 
 
