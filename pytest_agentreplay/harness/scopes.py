@@ -40,14 +40,20 @@ def router_scope(request: pytest.FixtureRequest) -> Iterator[Router]:
     from ..transport.router import Router, intercepting
     from .settings import resolve
 
-    settings = state.settings = resolve(item, request.getfixturevalue("agentreplay_config"))
+    run = RunState.of(item.config)
+    try:
+        settings = state.settings = resolve(item, request.getfixturevalue("agentreplay_config"))
+    except pytest.UsageError as exc:
+        # A bad value may be a secret (a vcrpy filter_sensitive_data, a key pasted into
+        # the wrong option): the message reaches CI logs, so it is masked as others are.
+        raise pytest.UsageError(run.mask(str(exc))) from None
     router = state.router = Router(
         test=item.nodeid,
         allow_hosts=settings.allow_hosts,
         allow_loopback=not settings.block_loopback,
         guard_children=settings.guard_subprocesses,
         hint=f"Record it with: pytest '{item.nodeid}' --agentreplay-record-mode=new_episodes",
-        mask=RunState.of(item.config).mask,
+        mask=run.mask,
     )
     try:
         with intercepting(router):

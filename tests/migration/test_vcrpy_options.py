@@ -247,9 +247,9 @@ def test_what_a_filter_writes_is_still_scrubbed_and_scanned(
 @pytest.mark.parametrize(
     ("config", "message"),
     [
-        ({"custom_patches": ()}, "custom_patches=() is not supported*agentreplay_vcr*"),
-        ({"drop_unused_requests": True}, "drop_unused_requests=True*record-mode=rewrite*"),
-        ({"filter_sensitive_data": {"X": "y"}}, "filter_sensitive_data=*scrubbers*"),
+        ({"custom_patches": ()}, "custom_patches is not supported*agentreplay_vcr*"),
+        ({"drop_unused_requests": True}, "drop_unused_requests is not supported*rewrite*"),
+        ({"filter_sensitive_data": {"X": "y"}}, "filter_sensitive_data is not*scrubbers*"),
         ({"serializer": "json"}, "serializer='json' is not supported*YAML*"),
         ({"filter_headers": "authorization"}, "filter_headers must be a list*"),
         ({"filter_headers": [("a", 1)]}, "filter_headers takes names or (name, replacement)*"),
@@ -322,3 +322,28 @@ def test_vcrpy_record_modes_and_matcher_names_are_understood(pytester: pytest.Py
     path.parent.mkdir(parents=True)
     path.write_text(CASSETTE)
     run(pytester).assert_outcomes(passed=1)
+
+
+def test_a_refused_value_never_reaches_the_output(pytester: pytest.Pytester) -> None:
+    """``filter_sensitive_data`` holds the secrets themselves; a key pasted into another
+    option is one too: the refusal names the key, never the value."""
+    key = "sk-ant-api03-" + "Zq3" * 12
+    pytester.makepyfile(
+        test_user=f"""
+import pytest
+
+@pytest.mark.agentreplay(filter_sensitive_data={{"<KEY>": "{key}"}})
+def test_one():
+    pass
+
+@pytest.mark.agentreplay(ignore_hosts="{key}")
+def test_two():
+    pass
+"""
+    )
+    result = run(pytester)
+    result.assert_outcomes(errors=2)
+    output = result.stdout.str()
+    assert "filter_sensitive_data is not supported" in output
+    assert "ignore_hosts must be a list" in output
+    assert key not in output
