@@ -87,6 +87,51 @@ def test_filters_through_the_sdk_never_reach_the_cassette_and_still_match(
     replayed.assert_outcomes(passed=2)
 
 
+ASYNC_TEST = """
+import asyncio, os, openai, pytest
+
+
+@pytest.mark.agentreplay(
+    filter_headers=["x-tenant-token"],
+    filter_query_parameters=[("ref", "REF")],
+    filter_post_data_parameters=["tenant_ref"],
+)
+@pytest.mark.parametrize("stream", [False, True])
+def test_async_openai(agentreplay, stream):
+    async def main():
+        client = openai.AsyncOpenAI(api_key="test", base_url=os.environ["AR_SERVER"] + "/v1",
+                                    max_retries=0)
+        args = dict(
+            model="gpt-test", messages=[{"role": "user", "content": "hello"}],
+            extra_headers={"x-tenant-token": "tenant-secret-1"},
+            extra_query={"ref": "ref-secret-3"}, extra_body={"tenant_ref": "body-secret-4"},
+        )
+        async with client:
+            if not stream:
+                reply = await client.chat.completions.create(**args)
+                return reply.choices[0].message.content
+            chunks = await client.chat.completions.create(stream=True, **args)
+            return "".join([c.choices[0].delta.content or "" async for c in chunks if c.choices])
+
+    assert asyncio.run(main()) == "Hi there."
+"""
+
+
+def test_filters_through_the_async_openai_sdk(
+    pytester: pytest.Pytester, server: ProviderServer
+) -> None:
+    pytester.makepyfile(test_user=ASYNC_TEST)
+    server.add(Reply.text("Hi there."))
+    server.add(Reply.text("Hi there."))
+    run(pytester, "--agentreplay-record-mode=once", AR_SERVER=server.url).assert_outcomes(passed=2)
+    for name in ("test_async_openai[False]", "test_async_openai[True]"):
+        _no_secrets(_text(pytester, name))
+        [stored] = interactions(cassette(pytester, name))
+        assert stored["request"]["url"].endswith("/v1/chat/completions?ref=REF")
+    run(pytester, AR_SERVER="http://127.0.0.1:9").assert_outcomes(passed=2)
+    assert len(server.requests) == 2
+
+
 REQUESTS_TEST = """
 import os, requests, pytest
 
