@@ -396,7 +396,9 @@ class CassetteSession:
             raise CassetteWriteError(self.scrubber.mask(f"{self.path}: " + "\n".join(self.errors)))
         new = self._to_store()
         if not new:
-            return WriteResult(self.path, written=False, recorded=0, reason="nothing recorded")
+            skipped = bool(self.recorded or self.recorded_elsewhere)
+            why = "vcrpy's filters skipped all it recorded" if skipped else "nothing recorded"
+            return WriteResult(self.path, written=False, recorded=0, reason=why)
         if failed and self.record_on_exception is False:
             reason = "the test failed (record_on_exception=False)"
             return WriteResult(self.path, written=False, recorded=len(new), reason=reason)
