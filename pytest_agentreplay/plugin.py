@@ -147,7 +147,9 @@ def agentreplay_config() -> dict[str, Any]:
     """Defaults for the ``agentreplay`` marker's keywords (``cassette``, ``record_mode``,
     ``match_on``, ``allow_hosts``, ``strict``, ``pace``, ...) for the tests that see this
     fixture: override it in a ``conftest.py`` or module to configure a group of tests.
-    The marker overrides it; the command line overrides both."""
+    The marker overrides it; the command line overrides both. vcrpy's ``VCR()`` keys
+    (``filter_headers``, ``before_record_response``, ...) are taken too, so a
+    pytest-recording ``vcr_config`` works renamed (see docs/migrating.md)."""
     return {}
 
 

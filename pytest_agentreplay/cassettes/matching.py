@@ -194,6 +194,21 @@ class Index:
             self._mark(key, index)
         return index
 
+    def take_first(self, request: RecordedRequest) -> int | None:
+        """vcrpy's ``allow_playback_repeats``: the first recorded index with ``request``'s
+        key, played or not (vcrpy plays the first match every time), now marked played."""
+        key = self.key(request)
+        with self._lock:
+            queue = self._queues.get(key)
+            found = [*self._consumed.get(key, ()), *(queue or ())]
+            if not found:
+                return None
+            index: int = min(found)
+            if queue and index in queue:
+                queue.remove(index)
+            self._mark(key, index)
+        return index
+
     def peek_consumed(self, request: RecordedRequest) -> list[int]:
         """The indexes with ``request``'s key that were already played, in play order."""
         key = self.key(request)

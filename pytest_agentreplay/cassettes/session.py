@@ -53,6 +53,7 @@ from .write import CassetteWriteError, WriteResult, write_recorded
 if TYPE_CHECKING:
     from ..model import Fault
     from ..redact import Scrubber
+    from .vcr_filters import VcrFilters
 
 __all__ = ["CassetteSession"]
 
@@ -84,6 +85,13 @@ class CassetteSession:
     run_started: float | None = None
     """When the test run began (``time.time()``): ``rewrite`` keeps what other tests of
     the same run wrote into a shared cassette after it."""
+    filters: VcrFilters | None = None
+    """vcrpy's ``filter_*`` / ``before_record_*`` / ``ignore_*`` options (:mod:`.vcr_filters`)."""
+    repeats: bool = False
+    """vcrpy's ``allow_playback_repeats``: a request plays its first match, played or not."""
+    record_on_exception: bool | None = None
+    """vcrpy's ``record_on_exception``: ``True`` saves as ``save_on_failure``; ``False``
+    writes nothing for a failed test, not even a new cassette."""
     calls: list[ReplayedCall] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -119,11 +127,16 @@ class CassetteSession:
             (urlsplit(i.request.url).hostname or "").lower() for i in self.interactions
         }
 
-    def _live_form(self, request: HTTPRequest) -> RecordedRequest:
-        """A live request as it is matched: in cassette form, scrubbed exactly as the
-        recorded ones were when stored."""
+    def _live_form(self, request: HTTPRequest) -> RecordedRequest | None:
+        """A live request as it is matched: in cassette form, filtered and scrubbed
+        exactly as the recorded ones were when stored."""
         live = request_from_wire(request.method, request.url, request.headers, request.content)
-        return self.scrubber.scrub_request(live)
+        return self._matched_form(live)
+
+    def _matched_form(self, live: RecordedRequest) -> RecordedRequest | None:
+        """``live`` through vcrpy's filters (``None``: they skip it), then scrubbed."""
+        filtered = live if self.filters is None else self.filters.request(live)
+        return None if filtered is None else self.scrubber.scrub_request(filtered)
 
     # --- the handle's API ----------------------------------------------------------
 
@@ -170,6 +183,10 @@ class CassetteSession:
         report. Requests left to go out live are numbered here, in the order they are
         sent, which is the order they are written in."""
         recorded = self._live_form(request)
+        if recorded is None:
+            # vcrpy's filters skip it (ignore_hosts, a before_record_request returning
+            # None): as under vcrpy, never matched nor recorded; the egress rules decide.
+            return False
         index = self._take(recorded) if self.replaying else None
         if index is None and not self.recording and not self._is_miss(request):
             return False  # not the cassette's business: left to the egress rules
@@ -195,10 +212,11 @@ class CassetteSession:
                 again = self._again.get(self.index.key(recorded))
                 if again:
                     return again.popleft()
-        index = self.index.take(recorded)
+        take = self.index.take_first if self.repeats else self.index.take
+        index = take(recorded)
         if index is None and not self._scrubbed:
             self._scrub_recorded()
-            index = self.index.take(recorded)
+            index = take(recorded)
         return index
 
     def _scrub_recorded(self) -> None:
@@ -271,9 +289,8 @@ class CassetteSession:
         urllib3 / aiohttp): the interaction answering ``request`` (unscrubbed: it is
         matched scrubbed, exactly as an httpx request), now played and logged as a
         call; ``None`` when none is left, or this mode does not replay."""
-        if not self.replaying:
-            return None
-        index = self._take(self.scrubber.scrub_request(request))
+        matched = self._matched_form(request) if self.replaying else None
+        index = None if matched is None else self._take(matched)
         if index is None:
             return None
         interaction = self.interactions[index]
@@ -283,10 +300,12 @@ class CassetteSession:
             self.calls.append(played_whole(call, request.url, interaction, index))
         return interaction
 
-    def refuse(self, request: RecordedRequest) -> CassetteMiss:
+    def refuse(self, request: RecordedRequest) -> CassetteMiss | None:
         """The miss report for a request (unscrubbed) that another client bridge —
-        vcrpy, for requests / urllib3 / aiohttp — cannot play back in replay."""
-        return self._miss(self.scrubber.scrub_request(request))
+        vcrpy, for requests / urllib3 / aiohttp — cannot play back in replay; ``None``
+        when vcrpy's filters skip it (left to the egress rules, as in :meth:`claims`)."""
+        matched = self._matched_form(request)
+        return None if matched is None else self._miss(matched)
 
     def _miss(self, recorded: RecordedRequest) -> CassetteMiss:
         self.router.blocked.append(f"{recorded.method} {recorded.url}")
@@ -353,6 +372,15 @@ class CassetteSession:
         with self._lock:
             return [*(self.recorded[k] for k in sorted(self.recorded)), *self.recorded_elsewhere]
 
+    def _to_store(self) -> list[Interaction]:
+        """The new interactions as they are stored: through vcrpy's ``before_record_*``
+        filters, which may skip one (``None``). The scrubber runs after them."""
+        new = self.new_interactions
+        if self.filters is None:
+            return new
+        kept = (self.filters.interaction(i) for i in new)
+        return [i for i in kept if i is not None]
+
     # --- the end -----------------------------------------------------------------------
 
     def finish(self, *, failed: bool, interrupted: bool = False) -> WriteResult:
@@ -364,13 +392,19 @@ class CassetteSession:
         cassette is kept untouched, and a new one is written only as incomplete
         (issue 18).
         """
-        new = self.new_interactions
         if self.errors:  # they name the request: its URL may hold a credential
             raise CassetteWriteError(self.scrubber.mask(f"{self.path}: " + "\n".join(self.errors)))
+        new = self._to_store()
         if not new:
-            return WriteResult(self.path, written=False, recorded=0, reason="nothing recorded")
+            skipped = bool(self.recorded or self.recorded_elsewhere)
+            why = "vcrpy's filters skipped all it recorded" if skipped else "nothing recorded"
+            return WriteResult(self.path, written=False, recorded=0, reason=why)
+        if failed and self.record_on_exception is False:
+            reason = "the test failed (record_on_exception=False)"
+            return WriteResult(self.path, written=False, recorded=len(new), reason=reason)
         # A partial re-recording never replaces a good cassette, even with save_on_failure.
-        kept = interrupted or (failed and not self.save_on_failure)
+        save = self.save_on_failure or bool(self.record_on_exception)
+        kept = interrupted or (failed and not save)
         if kept and self.existed:
             what = "the test was interrupted" if interrupted else "the test failed"
             return WriteResult(

@@ -223,7 +223,10 @@ def _miss_like_httpx(cassette: Any, session: CassetteSession) -> None:
 
     def filter_or_refuse(request: Any) -> Any:
         if cassette.write_protected:
-            raise session.refuse(vcr_request(request))
+            miss = session.refuse(vcr_request(request))
+            if miss is None:
+                return None  # skipped by vcrpy's filters: vcrpy lets it go, to our egress rules
+            raise miss
         return original(request)
 
     cassette.filter_request = filter_or_refuse

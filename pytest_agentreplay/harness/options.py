@@ -11,7 +11,7 @@ __all__ = ["MARKER_HELP", "RECORD_MODES", "add_options"]
 MARKER_HELP = (
     "agentreplay(cassette=None, record_mode=None, match_on=None, allow_hosts=None, "
     "strict=None, block_loopback=None, guard_subprocesses=None, allow_incomplete=None, "
-    "pace=None): replay (or record) "
+    "pace=None, and vcrpy's VCR() keys such as filter_headers): replay (or record) "
     "this test's provider traffic with pytest-agentreplay."
 )
 

@@ -8,13 +8,15 @@ system while staying readable and distinct.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
 import pytest
 
-__all__ = ["cassette_path", "safe_name"]
+__all__ = ["cassette_path", "safe_name", "vcrpy_path"]
 
 _UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]')
 _MAX = 150  # leave room under the usual 255-byte name limit for suffixes and temp files
@@ -61,3 +63,19 @@ def cassette_path(item: pytest.Item, cassette_dir: str, cassette: str | None) ->
     given = Path(cassette)
     path = given if given.is_absolute() else folder / given
     return path if path.suffix in _CASSETTE_SUFFIXES else path.with_name(path.name + ".yaml")
+
+
+def vcrpy_path(
+    item: pytest.Item,
+    cassette_dir: str,
+    library_dir: str | None,
+    transform: Callable[[str], object] | None,
+) -> Path:
+    """The default cassette as pytest-recording names it under vcrpy's
+    ``cassette_library_dir`` / ``path_transformer``: the transformer gets the test's
+    name (``.yaml`` is appended without one), and the result is joined to the folder
+    unless it already starts with it (vcrpy's ``get_merged_config``)."""
+    folder = library_dir if library_dir is not None else str(_folder(str(item.path), cassette_dir))
+    name = _default_stem(item)
+    path = os.fspath(transform(name)) if transform is not None else f"{name}.yaml"  # type: ignore[call-overload]
+    return Path(path if path.startswith(folder) else os.path.join(folder, path))

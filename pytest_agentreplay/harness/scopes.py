@@ -17,10 +17,14 @@ import pytest
 from .state import RunState, TestState
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..cassettes.handle import AgentReplay
     from ..cassettes.session import CassetteSession
+    from ..cassettes.vcr_filters import VcrFilters
     from ..fakes import FakeModel
     from ..transport.router import Router
+    from .settings import TestSettings
 
 __all__ = ["NO_CASSETTE_HINT", "cassette_scope", "fake_model", "router_scope"]
 
@@ -45,7 +49,13 @@ def router_scope(request: pytest.FixtureRequest) -> Iterator[Router]:
     from ..transport.router import Router, intercepting
     from .settings import resolve
 
-    settings = state.settings = resolve(item, request.getfixturevalue("agentreplay_config"))
+    run = RunState.of(item.config)
+    try:
+        settings = state.settings = resolve(item, request.getfixturevalue("agentreplay_config"))
+    except pytest.UsageError as exc:
+        # A bad value may be a secret (a vcrpy filter_sensitive_data, a key pasted into
+        # the wrong option): the message reaches CI logs, so it is masked as others are.
+        raise pytest.UsageError(run.mask(str(exc))) from None
     router = state.router = Router(
         test=item.nodeid,
         allow_hosts=settings.allow_hosts,
@@ -54,7 +64,7 @@ def router_scope(request: pytest.FixtureRequest) -> Iterator[Router]:
         # A test with no cassette cannot record: "record it" looped back to this same
         # error (issue 19). cassette_scope gives a test with a cassette that hint.
         hint=NO_CASSETTE_HINT,
-        mask=RunState.of(item.config).mask,
+        mask=run.mask,
     )
     try:
         with intercepting(router):
@@ -132,13 +142,12 @@ def _non_httpx_clients(
 def _open_cassette(item: pytest.Item, run: RunState, router: Router) -> CassetteSession:
     from ..cassettes.session import CassetteSession
     from ..transport.chunking import resolve_chunking
-    from .paths import cassette_path
     from .settings import match_on_for
 
     settings, config, session = TestState.of(item).settings, item.config, run.settings
     assert settings is not None  # resolved when the router opened
     return CassetteSession(
-        path=cassette_path(item, config.getini("agentreplay_cassette_dir"), settings.cassette),
+        path=_path(item, settings),
         record_mode=settings.record_mode,
         router=router,
         scrubber=run.scrubber(),
@@ -151,9 +160,35 @@ def _open_cassette(item: pytest.Item, run: RunState, router: Router) -> Cassette
         or session.save_on_failure,
         max_body_bytes=session.max_body_bytes,
         run_started=run.run_started,
+        filters=_vcr_filters(settings),
+        repeats=settings.vcrpy is not None and settings.vcrpy.repeats,
+        record_on_exception=None if settings.vcrpy is None else settings.vcrpy.record_on_exception,
         rerecord=f"pytest '{item.nodeid}' --agentreplay-record-mode=new_episodes "
         f"(or =rewrite to record it afresh)",
     )
+
+
+def _path(item: pytest.Item, settings: TestSettings) -> Path:
+    """The test's cassette: ``cassette=``, else the default name, placed as vcrpy's
+    ``cassette_library_dir`` / ``path_transformer`` say when they are set."""
+    from .paths import cassette_path, vcrpy_path
+
+    folder = item.config.getini("agentreplay_cassette_dir")
+    vcrpy = settings.vcrpy
+    if settings.cassette is not None or vcrpy is None:
+        return cassette_path(item, folder, settings.cassette)
+    if vcrpy.library_dir is None and vcrpy.path_transformer is None:
+        return cassette_path(item, folder, None)
+    return vcrpy_path(item, folder, vcrpy.library_dir, vcrpy.path_transformer)
+
+
+def _vcr_filters(settings: TestSettings) -> VcrFilters | None:
+    """vcrpy's filters of the test's ``agentreplay_config`` / marker, when it sets any."""
+    if settings.vcrpy is None or not settings.vcrpy.filters:
+        return None
+    from ..cassettes.vcr_filters import VcrFilters
+
+    return VcrFilters(settings.vcrpy.filters)
 
 
 def _close_cassette(

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .options import RECORD_MODES
+from .vcr_config import VCRPY_KEYS, VcrOptions, record_mode_value, split
 
 if TYPE_CHECKING:
     from ..cassettes.model import Interaction, RecordedRequest
@@ -81,13 +82,18 @@ class TestSettings:
     guard_subprocesses: bool = True
     allow_incomplete: bool = False
     pace: float | None = None
+    vcrpy: VcrOptions | None = None
+    """vcrpy's own keys, as a pytest-recording ``vcr_config`` sets them (:mod:`.vcr_config`)."""
 
 
 def _check_keys(keys: Iterable[str], item: pytest.Item, what: str) -> None:
-    unknown = ", ".join(sorted(set(keys) - MARKER_KEYS))
+    unknown = ", ".join(sorted(set(keys) - MARKER_KEYS - VCRPY_KEYS))
     if unknown:
         known = ", ".join(sorted(MARKER_KEYS))
-        raise pytest.UsageError(f"{item.nodeid}: unknown {what} {unknown}; known: {known}")
+        raise pytest.UsageError(
+            f"{item.nodeid}: unknown {what} {unknown}; known: {known} (and vcrpy's VCR() "
+            f"options, see docs/migrating.md)"
+        )
 
 
 def _marker_kwargs(item: pytest.Item, defaults: dict[str, Any]) -> dict[str, Any]:
@@ -122,8 +128,8 @@ def resolve(item: pytest.Item, defaults: dict[str, Any] | None = None) -> TestSe
     """The settings of ``item``: CLI > marker > ``defaults`` (the ``agentreplay_config``
     fixture) > ini > built-in defaults."""
     config = item.config
-    marker = _marker_kwargs(item, defaults or {})
-    mode = (
+    marker, vcrpy = split(_marker_kwargs(item, defaults or {}), item.nodeid)
+    mode = record_mode_value(
         config.getoption("agentreplay_record_mode")
         or marker.get("record_mode")
         or config.getini("agentreplay_record_mode")
@@ -136,6 +142,7 @@ def resolve(item: pytest.Item, defaults: dict[str, Any] | None = None) -> TestSe
     hosts = (
         *config.getini("agentreplay_allow_hosts"),
         *_hosts(marker.get("allow_hosts", ()), item.nodeid),
+        *(vcrpy.allow_hosts if vcrpy is not None else ()),  # vcrpy lets ignored hosts go live
     )
     strict = config.getoption("agentreplay_strict") or bool(marker.get("strict", False))
     block_loopback = bool(marker.get("block_loopback", config.getini("agentreplay_block_loopback")))
@@ -150,6 +157,7 @@ def resolve(item: pytest.Item, defaults: dict[str, Any] | None = None) -> TestSe
         guard_subprocesses=bool(guard),
         allow_incomplete=bool(marker.get("allow_incomplete", False)),
         pace=_pace(marker.get("pace"), item.nodeid),
+        vcrpy=vcrpy,
     )
 
 
@@ -168,7 +176,8 @@ def _match_on(value: Any, where: str) -> tuple[Any, ...] | None:
         raise pytest.UsageError(
             f"{where}: match_on must be a list of matcher names or callables, got {value!r}"
         )
-    return tuple(value)
+    # vcrpy's "url" is its old name for "uri".
+    return tuple("uri" if v == "url" else v for v in value)
 
 
 def _pace(value: Any, where: str) -> float | None:
