@@ -105,8 +105,14 @@ class _LiveBody:
         self.content = content
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        while chunk := await self.content.readany():
-            yield chunk
+        # Chunk by chunk as the server sent them (``readany`` would join what has
+        # piled up): the client sees the server's chunking, the recording its timing.
+        while True:
+            chunk, _ = await self.content.readchunk()
+            if chunk:
+                yield chunk
+            elif self.content.at_eof():
+                return
 
     def close(self) -> None:
         """Nothing to do: aiohttp closes a connection whose body was left unread."""
