@@ -17,6 +17,7 @@ This module imports aiohttp: only :mod:`.aio` loads it, once aiohttp is imported
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http
 import inspect
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -108,15 +109,27 @@ class PulledStream(streams.StreamReader):
         if on_close is not None:
             on_close()
         source, self._source = self._source, None
-        aclose = getattr(source, "aclose", None)
-        if aclose is not None:
-            # An unfinished async generator left to the collector is finalized later,
-            # on whatever loop is running then (or warns): close it here, on this one.
-            _closing.add(task := asyncio.get_running_loop().create_task(aclose()))
-            task.add_done_callback(_closing.discard)
+        if source is None or not hasattr(source, "aclose"):
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # released outside the loop: the collector finalizes it
+            return
+        # An unfinished async generator left to the collector is finalized later, on
+        # whatever loop is running then (or warns): close it here, on this one.
+        _closing.add(task := loop.create_task(_aclose(source)))
+        task.add_done_callback(_closing.discard)
 
 
 _closing: set[asyncio.Task[Any]] = set()  # the loop keeps only weak references to tasks
+
+
+async def _aclose(source: Any) -> None:
+    # A read still waiting in another task owns the generator ("already running"):
+    # it ends when that read is cancelled, and the hang-up is logged either way.
+    with contextlib.suppress(RuntimeError):
+        await source.aclose()
+
 
 _ACCEPTS_STREAM_WRITER = "stream_writer" in inspect.signature(aiohttp.ClientResponse).parameters
 """aiohttp 3.14 made ``stream_writer`` a required argument (the request is already sent)."""
