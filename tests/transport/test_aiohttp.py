@@ -10,6 +10,7 @@ the router, naming the test, and kept in the egress ledger.
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -271,3 +272,26 @@ async def test_a_line_longer_than_aiohttps_limit_is_refused_as_aiohttp_does(
     ):
         with pytest.raises(aiohttp.http_exceptions.LineTooLong):
             await _readline(response)
+
+
+async def test_releasing_while_another_task_reads_is_a_quiet_hang_up(
+    scripted_model: FakeModel,
+) -> None:
+    """The body's generator is busy in the reading task: closing it from the release
+    must not fail a task of its own ("Task exception was never retrieved")."""
+    scripted_model.script(Reply.text(TEXT, fault=Fault.stall(after_events=1)))
+    errors: list[dict[str, Any]] = []
+    asyncio.get_running_loop().set_exception_handler(lambda _, context: errors.append(context))
+    async with aiohttp.ClientSession() as session:
+        response = await session.post(URL, json=STREAM)
+        reader = asyncio.ensure_future(response.read())
+        assert await scripted_model.wait_blocked_async()
+        response.release()
+        reader.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await reader
+        await asyncio.sleep(0)
+    gc.collect()
+    await asyncio.sleep(0)
+    assert scripted_model.log[0].outcome == "cancelled"
+    assert errors == []
