@@ -1,14 +1,14 @@
-"""Record and replay clients that are not httpx-family (requests, urllib3, aiohttp)
-through vcrpy, into the same cassette, under the same marker.
+"""Record and replay clients the plugin does not hook itself (requests, urllib3,
+aiohttp before 3.12) through vcrpy, into the same cassette, under the same marker.
 
 This is the bridge only (vcrpy's persister and patching); converting between
 vcrpy's objects and ours is :mod:`.formats.vcrpy`'s.
 
-httpx and httpx2 are teed by the plugin itself (streams stay streams); vcrpy is
-asked to skip them (``skip_patchers``) and to handle everything else. Its cassette
-I/O goes through :class:`SessionPersister`, which hands vcrpy the interactions of
-our cassette and takes back the ones it recorded, so one file holds both and
-every write still goes through the scrubbing and atomic save of the session.
+httpx, httpx2 and aiohttp (3.12+) are teed by the plugin itself (streams stay
+streams); vcrpy is asked to skip them (``skip_patchers``) and to handle everything
+else. Its cassette I/O goes through :class:`SessionPersister`, which hands vcrpy the
+interactions of our cassette and takes back the ones it recorded, so one file holds
+both and every write still goes through the scrubbing and atomic save of the session.
 
 vcrpy is optional: without it, such clients are blocked in replay (by the socket
 guard) and go out unrecorded in record modes, with a warning.
@@ -67,7 +67,17 @@ SKIPPED_HINT = (
 def clients_imported() -> bool:
     """Whether a client library vcrpy serves is imported: replay needs vcrpy's
     patches only then (``agentreplay_vcr = auto``)."""
-    return any(name in sys.modules for name in CLIENT_MODULES)
+    skipped = _served_natively()
+    return any(name in sys.modules for name in CLIENT_MODULES if name not in skipped)
+
+
+@functools.cache
+def _served_natively() -> tuple[str, ...]:
+    """Client libraries the plugin hooks itself (streams stay streams), which vcrpy
+    must leave alone: aiohttp 3.12+ (issue 19; one request must be seen once)."""
+    from ..transport import aio
+
+    return ("aiohttp",) if aio.supported() else ()
 
 
 class SessionPersister:
@@ -137,7 +147,7 @@ def vcr_cassette(session: CassetteSession) -> Iterator[None]:
 
     recorder = vcr.VCR(
         record_mode=_MODES[session.record_mode],
-        skip_patchers=("httpx", "httpx2", *_not_installed()),
+        skip_patchers=("httpx", "httpx2", *_served_natively(), *_not_installed()),
         decode_compressed_response=True,
     )
     persister = SessionPersister(session)

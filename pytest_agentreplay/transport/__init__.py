@@ -2,8 +2,9 @@
 
 - :mod:`.router` decides who answers a request (a fake model, a cassette) or
   whether it may go out live; :func:`~.router.intercepting` activates a router.
-- :mod:`.patch` hooks the client libraries (httpx, httpx2) and hands each request
-  to the router; :mod:`.lazy_pool` and :mod:`.import_hook` keep that cheap.
+- :mod:`.patch` hooks the client libraries (httpx, httpx2; aiohttp through
+  :mod:`.aio`, its responses pulled from a playback by :mod:`.aio_stream`) and hands
+  each request to the router; :mod:`.lazy_pool` and :mod:`.import_hook` keep that cheap.
 - :mod:`.egress` stops every other connection at the socket;
   :mod:`.wire` judges what is sent (warm connections, proxies);
   :mod:`.children` gives child processes a refusing proxy.

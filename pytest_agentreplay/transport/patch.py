@@ -1,4 +1,4 @@
-"""Hooking the HTTP client libraries: httpx and httpx2, sync and async.
+"""Hooking the HTTP client libraries: httpx and httpx2, sync and async (aiohttp: :mod:`.aio`).
 
 The transports of both module families are patched at class level —
 ``HTTPTransport.handle_request`` and ``AsyncHTTPTransport.handle_async_request`` —
@@ -157,6 +157,12 @@ def install(hooks: Hooks) -> list[str]:
             _considered.add(name)
             if importlib.util.find_spec(name) is not None:
                 when_imported(name, functools.partial(_add_family, name, hooks))
+        if "aiohttp" not in _considered:
+            _considered.add("aiohttp")
+            from . import aio  # noqa: PLC0415 - it builds on this module's Family
+
+            if aio.supported():
+                when_imported("aiohttp", functools.partial(_add_aiohttp, hooks))
         egress.install()
         wire.install()  # after egress: it wraps the sendmsg egress patched
         children.install()
@@ -171,6 +177,15 @@ def _add_family(name: str, hooks: Hooks, module: Any) -> None:
         _patch(family, hooks)
         lazy.install(family.module, hooks.defer_pools)
         _families[name] = family
+
+
+def _add_aiohttp(hooks: Hooks, module: Any) -> None:
+    """Hook aiohttp's ``ClientSession`` (see :mod:`.aio`), once."""
+    from . import aio  # noqa: PLC0415 - see install()
+
+    with _install_lock:
+        if "aiohttp" not in _families:
+            _families["aiohttp"] = aio.install(module, hooks.handle_async)
 
 
 def _patch(family: Family, hooks: Hooks) -> None:

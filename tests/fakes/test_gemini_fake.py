@@ -1,8 +1,7 @@
 """A scripted fake serving Gemini to the real google-genai SDK, as users run it.
 
-The client is google-genai's own (its default ``httpx`` client for sync calls; for
-async calls an ``httpx.AsyncClient`` handed to it, since with aiohttp installed the
-SDK's default async transport is aiohttp): the fake answers on
+The client is google-genai's own, with its default transports (``httpx`` for sync
+calls, aiohttp for async ones, issue 19): the fake answers on
 ``generativelanguage.googleapis.com`` and, through ``serve()``, on Vertex AI paths.
 Faults surface as the SDK's own ``ClientError`` / ``ServerError`` and its retries.
 """
@@ -12,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import aiohttp
 import httpx
 import pytest
 from google import genai
@@ -27,10 +27,6 @@ MODEL = "gemini-2.5-flash"
 
 def client(**options: Any) -> genai.Client:
     return genai.Client(api_key="test-key", http_options=types.HttpOptions(**options))
-
-
-def async_client() -> genai.Client:
-    return client(httpx_async_client=httpx.AsyncClient())
 
 
 def no_wait(attempts: int = 2) -> types.HttpRetryOptions:
@@ -83,11 +79,21 @@ def test_text_reply_sync(stream: bool, scripted_model: FakeModel) -> None:
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_text_reply_async(stream: bool, scripted_model: FakeModel) -> None:
+def test_text_reply_async(
+    stream: bool, scripted_model: FakeModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
     scripted_model.script(Reply.text("Bonjour."))
+    through_aiohttp: list[str] = []
+    request = aiohttp.ClientSession._request
+
+    def spy(self: aiohttp.ClientSession, method: str, url: Any, **kwargs: Any) -> Any:
+        through_aiohttp.append(str(url))
+        return request(self, method, url, **kwargs)
+
+    monkeypatch.setattr(aiohttp.ClientSession, "_request", spy)
 
     async def run() -> str:
-        sdk = async_client()
+        sdk = client()  # async calls: aiohttp, google-genai's default when installed
         if stream:
             out = ""
             async for chunk in await sdk.aio.models.generate_content_stream(
@@ -100,6 +106,7 @@ def test_text_reply_async(stream: bool, scripted_model: FakeModel) -> None:
 
     assert asyncio.run(run()) == "Bonjour."
     assert scripted_model.requests[0].stream is stream
+    assert len(through_aiohttp) == 1
 
 
 def test_tool_call_then_function_response(scripted_model: FakeModel) -> None:
