@@ -14,7 +14,10 @@ Each fenced ```python block of ``docs/**/*.md`` and ``README.md`` runs:
   page, or a page whose titled blocks hold no test, is an error;
 * any other block is ``exec``'d in a fresh namespace: it must run, and may assert.
 
-A block may be skipped only where running it is impossible: put
+A test module whose imports cannot share the suite's process (litellm, imported
+inside an in-process run, stops the plugin loading in the runs after it) runs in a
+child pytest instead: put ``<!-- test-in-child -->`` (with the reason) on the line
+before the fence. A block may be skipped only where running it is impossible: put
 ``<!-- no-test -->`` (with the reason) on the line before the fence.
 """
 
@@ -47,6 +50,8 @@ TITLE = re.compile(r"""\btitle=(?P<q>["'])(?P<title>[^"']+)(?P=q)""")
 DEFINES_TEST = re.compile(r"^(?:async\s+)?def\s+test_\w*\s*\(", re.MULTILINE)
 USES_SNAPSHOTS = re.compile(r"^(?:async\s+)?def\s+test_\w*\s*\([^)]*\bsnapshot\b", re.MULTILINE)
 NO_TEST = "<!-- no-test"
+IN_CHILD = "<!-- test-in-child"
+CHILD_TIMEOUT = 600  # a hung child fails the example instead of the run (not a speed bound)
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,7 @@ class Example:
     code: str
     skip: str | None
     title: str | None = None
+    in_child: bool = False
 
     @property
     def id(self) -> str:
@@ -98,7 +104,8 @@ def _examples(path: Path) -> list[Example]:
         previous = lines[start - 1].strip() if start else ""
         skip = previous if previous.startswith(NO_TEST) else None
         code = textwrap.dedent("\n".join(body)) + "\n"
-        found.append(Example(path, start + 1, code, skip, title and title["title"]))
+        in_child = previous.startswith(IN_CHILD)
+        found.append(Example(path, start + 1, code, skip, title and title["title"], in_child))
         i = end + 1
     return found
 
@@ -274,7 +281,9 @@ def test_a_page_with_a_broken_project_is_refused(
 def test_example(example: Example, pytester: pytest.Pytester) -> None:
     if example.skip is not None:
         pytest.skip(example.skip)
-    if example.is_test_module:
+    if example.is_test_module and example.in_child:
+        _run_in_child(example, pytester)
+    elif example.is_test_module:
         _run_tests(example.id, {"test_example.py": example.code}, example.uses_snapshots, pytester)
     else:
         exec(compile(example.code, example.id, "exec"), {"__name__": "__doc_example__"})
@@ -309,6 +318,18 @@ def _run_tests(
         # The run wrote files (cassettes recorded, snapshots): a reader runs pytest
         # again, and the example must pass then too, replaying what it wrote.
         _run_once(f"{name} (second run)", pytester)
+
+
+def _run_in_child(example: Example, pytester: pytest.Pytester) -> None:
+    """The block's tests in a fresh Python (see the module docs): all must pass."""
+    pytester.makepyfile(test_example=example.code)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-W", "error", "-q", timeout=CHILD_TIMEOUT
+    )
+    outcomes = result.parseoutcomes()
+    failed = {k: v for k, v in outcomes.items() if k != "passed" and v}
+    assert not failed, f"{example.id}: {failed}\n{result.stdout.str()}"
+    assert outcomes.get("passed", 0) >= 1, f"{example.id}: no test ran\n{result.stdout.str()}"
 
 
 def _files_under(root: Path) -> set[Path]:
