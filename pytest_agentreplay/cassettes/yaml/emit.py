@@ -43,6 +43,7 @@ __all__ = [
     "dump_json",
     "inline",
     "iter_interactions",
+    "yaml_key",
 ]
 
 
@@ -219,7 +220,9 @@ def inline(value: Any, *, flow: bool = False) -> str:
     raise UnstorableError(f"holds a {type(value).__name__}, which is not JSON")
 
 
-def _key(key: object) -> str:
+def yaml_key(key: object) -> str:
+    """``key`` as a YAML mapping key (quoted when needed); refused if it is not a
+    string or is too long to be a key."""
     if not isinstance(key, str):
         raise UnstorableError(f"has a {type(key).__name__} key; JSON keys are strings")
     return _key_text(key)
@@ -282,7 +285,7 @@ class _Writer:
     def mapping(self, mapping: Mapping[Any, Any], indent: int, depth: int) -> None:
         pad = " " * indent
         for key, item in mapping.items():
-            self.value(f"{pad}{_key(key)}:", item, indent, depth)
+            self.value(f"{pad}{yaml_key(key)}:", item, indent, depth)
 
     def sequence(self, items: Sequence[Any], indent: int, depth: int) -> None:
         head = " " * indent + "-"
@@ -297,7 +300,7 @@ class _Writer:
         if isinstance(item, Mapping) and item:
             lead = f"{head} "
             for key, value in item.items():
-                self.value(f"{lead}{_key(key)}:", value, indent + 2, depth + 1)
+                self.value(f"{lead}{yaml_key(key)}:", value, indent + 2, depth + 1)
                 lead = inner
         elif isinstance(item, (list, tuple)) and item:
             lead = f"{head} -"

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..fields import StoredCassette
-from .emit import MAX_DEPTH, UnstorableError, _key, inline
+from .emit import MAX_DEPTH, UnstorableError, inline, yaml_key
 
 __all__ = ["unstorable_field"]
 
@@ -24,7 +24,7 @@ def _first_problem(value: Any, depth: int = 0) -> tuple[tuple[str | int, ...], s
     try:
         if isinstance(value, Mapping):
             for key, item in value.items():
-                _key(key)
+                yaml_key(key)
                 children.append((key, item))
         elif isinstance(value, (list, tuple)):
             children.extend(enumerate(value))
