@@ -3,9 +3,11 @@ the package for in-process pytester runs."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import os
 import pkgutil
+import warnings
 from collections.abc import Iterator
 
 import pytest
@@ -69,3 +71,21 @@ def _one_copy_of_the_package() -> None:
     ``pytester``, which drops at teardown what was imported after it was set up): see
     :func:`_import_every_module`."""
     _import_every_module()
+
+
+@pytest.fixture(autouse=True)
+def _close_default_loop() -> Iterator[None]:
+    """Close the default event loop a test left open: frameworks' ``run_sync`` make
+    one and keep it on purpose, and its ResourceWarning (unclosed loop, its
+    self-pipe sockets) otherwise lands in whichever later test the GC runs in (seen
+    in the aiohttp tests and docs examples)."""
+    yield
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            loop = asyncio.get_event_loop_policy().get_event_loop()
+    except RuntimeError:  # no default loop in this thread
+        return
+    if not loop.is_running():
+        loop.close()
+        asyncio.set_event_loop(None)
