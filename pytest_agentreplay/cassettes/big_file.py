@@ -1,11 +1,11 @@
-"""A big file the plugin wrote, loaded a line at a time.
+"""A big file the plugin wrote, loaded without its text.
 
 Loading a file reads it whole, decodes it, splits it into lines, parses a dict per
 stream event, builds the model, and writes the model again to check it gives back
 the file's exact text: replaying a 50 MB stream held about seven times the body at
 once (issue 18). Here a file beyond :data:`STREAMED_FROM` bytes that starts as the
-canonical writer's files do is read by the canonical reader a line at a time, each
-event built as it is read, and the check compares the writer's text with the file a
+canonical writer's files do is read by the canonical reader a block of lines at a
+time, each event's line let go once the event is built, and the check compares the writer's text with the file a
 piece at a time. Only the model is held. Anything else (a hand edit, another tool's
 file, an error to explain) returns ``None``, and the whole-text reader takes over.
 """
@@ -25,11 +25,11 @@ from .yaml.fast import NotCanonicalError, read_canonical_file
 __all__ = ["STREAMED_FROM", "load_big"]
 
 STREAMED_FROM = 1024 * 1024
-"""Bytes: a file from this size on is loaded a line at a time."""
+"""Bytes: a file from this size on is loaded without its text."""
 
 
 def load_big(path: str) -> Cassette | None:
-    """The cassette in the canonical file at ``path``, read a line at a time; ``None``
+    """The cassette in the canonical file at ``path``, read a block at a time; ``None``
     for a small file, one the canonical reader does not read, or one whose text the
     writer does not give back exactly."""
     try:

@@ -5,7 +5,7 @@ good cassette. So before the temporary file takes the cassette's name, it is rea
 back and compared with what was meant. Up to 1 MB the independent libyaml loader
 reads it, so that a writer bug cannot hide behind the canonical reader that mirrors
 it; beyond that libyaml would take seconds, and the canonical reader reads the file
-a line at a time, each event compared and dropped as it is read: a 50 MB stream is
+a block of lines at a time, each event compared and dropped as it is read: a 50 MB stream is
 verified without its text, its lines or a second model in memory (issue 18). Only
 when that fails is the file read whole, to say why.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 from ..errors import CassetteFormatError
 from .model import Cassette
 from .normal import EventCheck, same, same_data
-from .yaml.fast import NotCanonicalError, read_canonical_file
+from .yaml.fast import NotCanonicalError, scan_canonical_file
 
 __all__ = ["LIBYAML_UP_TO", "verify_file"]
 
@@ -58,7 +58,7 @@ def _reads_back(written: Path, expected: Cassette) -> bool:
     no second model and no text of a 50 MB stream (issue 18)."""
     check = EventCheck(expected)
     try:
-        data = read_canonical_file(written, event=check)
+        data = scan_canonical_file(written, event=check)
     except NotCanonicalError:
         return False  # the full check decides, and explains
     return check.passed() and same_data(data, expected)

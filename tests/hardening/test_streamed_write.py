@@ -35,10 +35,12 @@ from pytest_agentreplay.cassettes.model import (
     RecordedRequest,
     RecordedResponse,
 )
+from pytest_agentreplay.cassettes.yaml import fast
 from pytest_agentreplay.cassettes.yaml.fast import (
     NotCanonicalError,
     read_canonical,
     read_canonical_file,
+    scan_canonical_file,
 )
 from pytest_agentreplay.redact import Scrubber, SecretLeakError, assembled
 from pytest_agentreplay.redact.scan import OVERLAP, PieceScan
@@ -186,9 +188,11 @@ def _cassettes() -> list[Path]:
     return sorted(p for p in (ROOT / "cassettes").rglob("*.yaml"))
 
 
-def test_the_line_by_line_reader_reads_every_file_as_the_whole_text_reader(
-    tmp_path: Path,
+@pytest.mark.parametrize("reader", [read_canonical_file, scan_canonical_file])
+def test_the_file_readers_read_every_file_as_the_whole_text_reader(
+    tmp_path: Path, reader: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(fast, "BLOCK_BYTES", 512)  # many blocks in every file
     files = _cassettes()
     extra = tmp_path / "example.yaml"
     extra.write_text(EXPECTED)
@@ -196,27 +200,34 @@ def test_the_line_by_line_reader_reads_every_file_as_the_whole_text_reader(
     for path in [*files, extra]:
         text = path.read_text("utf-8")
         events: list[Any] = []
-        streamed = read_canonical_file(path, event=events.append)
+        streamed = reader(path, event=events.append)
         assert streamed == read_canonical(text, event=lambda e: None), path
         expected_events: list[Any] = []
         read_canonical(text, event=expected_events.append)
         assert events == expected_events, path
 
 
+@pytest.mark.parametrize("reader", [read_canonical_file, scan_canonical_file])
 @pytest.mark.parametrize(
     "text",
-    ["interactions: []\nversion: 1", "interactions: []\r\nversion: 1\r\n", "a:\n\tb: 1\n"],
-    ids=["no-final-newline", "crlf", "tab"],
+    [
+        "interactions: []\nversion: 1",
+        "interactions: []\r\nversion: 1\r\n",
+        "a:\n\tb: 1\n",
+        "interactions: []\nversion: 1\nextra: 2\n  indented: 3\n",
+        "interactions: []\nversion: 1\n\xff\n",
+    ],
+    ids=["no-final-newline", "crlf", "tab", "text-after", "not-utf-8"],
 )
-def test_the_line_by_line_reader_refuses_what_the_whole_text_reader_refuses(
-    tmp_path: Path, text: str
+def test_the_file_readers_refuse_what_the_whole_text_reader_refuses(
+    tmp_path: Path, text: str, reader: Any
 ) -> None:
     path = tmp_path / "c.yaml"
-    path.write_bytes(text.encode())
+    path.write_bytes(text.encode("latin-1"))
+    with pytest.raises((NotCanonicalError, UnicodeDecodeError)):
+        read_canonical(path.read_bytes().decode("utf-8"))
     with pytest.raises(NotCanonicalError):
-        read_canonical(text)
-    with pytest.raises(NotCanonicalError):
-        read_canonical_file(path, event=lambda e: None)
+        reader(path, event=lambda e: None)
 
 
 def test_loading_a_big_file_the_plugin_wrote_holds_little_more_than_the_model(
