@@ -5,9 +5,10 @@ stream event, builds the model, and writes the model again to check it gives bac
 the file's exact text: replaying a 50 MB stream held about seven times the body at
 once (issue 18). Here a file beyond :data:`STREAMED_FROM` bytes that starts as the
 canonical writer's files do is read by the canonical reader a block of lines at a
-time, each event's line let go once the event is built, and the check compares the writer's text with the file a
-piece at a time. Only the model is held. Anything else (a hand edit, another tool's
-file, an error to explain) returns ``None``, and the whole-text reader takes over.
+time, each event's line let go once the event is built, and the check compares the
+writer's text with the file a piece at a time. Only the model is held. Anything else
+(a hand edit, another tool's file, an error to explain) returns ``None``, and the
+whole-text reader takes over.
 """
 
 from __future__ import annotations

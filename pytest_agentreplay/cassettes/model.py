@@ -52,11 +52,13 @@ mutable (a custom scrubber may edit what it is given) and compare by value;
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
 from ..sse import SSEEvent
+from ..urls import bare_url
 from . import checks
 from .checks import CassetteValueError
 from .fields import CASSETTE_VERSION, StreamEnd, body_bytes, event_to_sse, wire_only_headers
@@ -71,6 +73,26 @@ __all__ = [
 ]
 
 _R = TypeVar("_R", bound="_Record")
+
+_SIZED = frozenset({"json_body", "body", "body_b64", "data", "tail", "comments"})
+
+
+def _shown(name: str, value: Any) -> str:
+    """A field as a repr shows it (see :meth:`_Record.__repr__`)."""
+    if name == "url":
+        return repr(bare_url(value))
+    if name == "headers":
+        return "{" + ", ".join(f"{key!r}: …" for key in value) + "}"
+    if name in _SIZED and value is not None:
+        size = len(value) if isinstance(value, (str, list)) else len(json.dumps(value))
+        return _count(size, "item" if isinstance(value, list) else "char")
+    if name == "events":
+        return _count(len(value), "event")
+    return repr(value)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"<{number} {noun}{'' if number == 1 else 's'}>"
 
 
 class _Record:
@@ -88,8 +110,13 @@ class _Record:
         return all(getattr(self, name) == getattr(other, name) for name in self._FIELDS)
 
     def __repr__(self) -> str:
+        """The fields that differ from their defaults, never a credential: before it is
+        scrubbed a recorded request holds the live headers, URL and body, and a repr
+        reaches logs and tracebacks that pytest's masked reports never see. So header
+        values, a URL's query and userinfo, bodies and event data are shown by size;
+        the attributes hold the values."""
         shown = [
-            f"{name}={getattr(self, name)!r}"
+            f"{name}={_shown(name, getattr(self, name))}"
             for name in self._FIELDS
             if getattr(self, name) != self._DEFAULTS.get(name)
         ]

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from ..urls import bare_url
 from . import children, egress, patch
 from .egress import EgressBlocked, is_loopback
 from .gate import Gate
@@ -53,7 +54,7 @@ class HTTPRequest:
     def __repr__(self) -> str:
         # Tracebacks show it: its query, fragment and userinfo may hold credentials
         # (``?key=``, SAS ``sig=``, ``user:password@``), so they are left out.
-        return f"HTTPRequest({self.method} {_bare_url(self.url)}, family={self.family!r})"
+        return f"HTTPRequest({self.method} {bare_url(self.url)}, family={self.family!r})"
 
     @property
     def host(self) -> str:
@@ -187,14 +188,6 @@ class Router:
             raise self.refuse(f"{request.method} {request.url}", request.host)
         with self._lock:
             self.live_calls.append(f"{request.method} {request.url}")
-
-
-def _bare_url(url: str) -> str:
-    """``url`` without userinfo, query and fragment (``?…`` marks a dropped query)."""
-    parts = urlsplit(url)
-    host = parts.netloc.rpartition("@")[2]
-    more = "?…" if parts.query or parts.fragment else ""
-    return f"{parts.scheme}://{host}{parts.path}{more}"
 
 
 _stack: list[Router] = []

@@ -4,6 +4,7 @@ with ``replace``, turned into file data with ``to_data`` and back with ``from_da
 from __future__ import annotations
 
 import copy
+import json
 import pickle
 import weakref
 from typing import Any
@@ -204,8 +205,36 @@ def test_copies_pickles_and_weak_references() -> None:
 
 
 def test_the_repr_shows_the_fields_that_are_set() -> None:
-    assert repr(RecordedEvent(data="x", t=0.5)) == "RecordedEvent(data='x', t=0.5)"
+    assert repr(RecordedEvent(data="xy", t=0.5)) == "RecordedEvent(data=<2 chars>, t=0.5)"
     assert repr(RecordedResponse(status=204)) == "RecordedResponse(status=204)"
+    request = RecordedRequest(method="GET", url="https://api.example.com/v1/models")
+    assert repr(request) == "RecordedRequest(method='GET', url='https://api.example.com/v1/models')"
+
+
+def test_the_repr_of_a_request_before_scrubbing_shows_no_credential() -> None:
+    """A live request in cassette form holds its credentials until it is scrubbed, and
+    a repr reaches logs and tracebacks pytest's masked reports never see: header
+    values, the URL's userinfo and query, bodies and event data are shown by size."""
+    secrets = ["sk-ant-api03-" + "a" * 40, "AIza" + "b" * 35, "hunter2", "sk-proj-" + "c" * 30]
+    interaction = Interaction(
+        request=RecordedRequest(
+            method="POST",
+            url=f"https://user:{secrets[2]}@generativelanguage.googleapis.com/v1?key={secrets[1]}",
+            headers={"authorization": f"Bearer {secrets[0]}", "content-type": "application/json"},
+            json={"api_key": secrets[3]},
+        ),
+        response=RecordedResponse(
+            status=200,
+            headers={"set-cookie": f"session={secrets[2]}"},
+            events=[RecordedEvent(data=json.dumps({"text": secrets[0]}), event="delta")],
+            tail=secrets[3],
+        ),
+    )
+    shown = repr(Cassette(interactions=[interaction]))
+    assert not [secret for secret in secrets if secret in shown], shown
+    assert "url='https://generativelanguage.googleapis.com/v1?…'" in shown
+    assert "headers={'authorization': …, 'content-type': …}" in shown
+    assert "json_body=<" in shown and "events=<1 event>" in shown and "tail=<" in shown
 
 
 # --- file data -------------------------------------------------------------------------
