@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from ..urls import bare_url
 from .model import Interaction
 
 __all__ = ["ReplayedCall", "ends_in_error", "live_call", "played_whole", "replayed_outcome"]
@@ -26,6 +27,14 @@ class ReplayedCall:
     status: int | None = None
     outcome: str = "completed"
     events_sent: int = 0
+
+    def __repr__(self) -> str:
+        # The live URL may carry a key (``?key=``, ``user:password@``): see ``urls``.
+        return (
+            f"ReplayedCall(index={self.index}, {self.method} {bare_url(self.url)}, "
+            f"source={self.source!r}, interaction={self.interaction}, status={self.status}, "
+            f"outcome={self.outcome!r}, events_sent={self.events_sent})"
+        )
 
 
 def ends_in_error(interaction: Interaction) -> bool:

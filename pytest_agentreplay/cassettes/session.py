@@ -66,7 +66,7 @@ class _Pending:
     call: int  # the request's number among all this test's requests
 
 
-@dataclass
+@dataclass(repr=False)  # its requests, calls and errors may hold credentials
 class CassetteSession:
     """The cassette of one test (see the module docstring)."""
 
@@ -94,6 +94,9 @@ class CassetteSession:
     writes nothing for a failed test, not even a new cassette."""
     calls: list[ReplayedCall] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return f"<CassetteSession {self.path} mode={self.record_mode} calls={len(self.calls)}>"
 
     def __post_init__(self) -> None:
         self.existed = self.path.exists()

@@ -283,3 +283,18 @@ def test_from_data_refuses_missing_and_unknown_keys(
         from_data(data)
     assert info.value.field == field
     assert problem in info.value.problem
+
+
+def test_the_repr_of_a_call_shows_its_url_without_the_query() -> None:
+    from pytest_agentreplay.cassettes.calls import ReplayedCall
+
+    key = "AIza" + "d" * 35
+    call = ReplayedCall(
+        index=0,
+        method="POST",
+        url=f"https://g.example/v1?key={key}",
+        source="live",
+        interaction=None,
+    )
+    assert key not in repr(call)
+    assert "POST https://g.example/v1?…" in repr(call) and "source='live'" in repr(call)
