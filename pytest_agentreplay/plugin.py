@@ -13,7 +13,7 @@ object for the session, one per test); the scopes a test opens are in
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -225,6 +225,34 @@ def model_server(
         yield server
     finally:
         server.close()
+
+
+@pytest.fixture
+def record_xml_attribute(
+    record_xml_attribute: Callable[[str, object], None], request: pytest.FixtureRequest
+) -> Callable[[str, object], None]:
+    """pytest's ``record_xml_attribute``, masked for a test under interception: it
+    writes the JUnit XML node at once, past the report masking below."""
+
+    def record(name: str, value: object) -> None:
+        if _intercepted(request.node):
+            value = RunState.of(request.config).mask(str(value))
+        record_xml_attribute(name, value)
+
+    return record
+
+
+@pytest.fixture(scope="session")
+def record_testsuite_property(
+    record_testsuite_property: Callable[[str, object], None], request: pytest.FixtureRequest
+) -> Callable[[str, object], None]:
+    """pytest's ``record_testsuite_property``, masked: the suite's properties reach the
+    JUnit XML file with no report to mask."""
+
+    def record(name: str, value: object) -> None:
+        record_testsuite_property(name, RunState.of(request.config).mask(str(value)))
+
+    return record
 
 
 @pytest.hookimpl(wrapper=True)

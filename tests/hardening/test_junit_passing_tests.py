@@ -110,3 +110,47 @@ def test_plain():
         pytester, "-o", "junit_logging=all", f"--junitxml={junit}", AR_CANARY_API_KEY="x"
     ).assert_outcomes(passed=1)
     assert "value ck-not-ours-0000000000000000" in junit.read_text()
+
+
+def test_xml_attributes_and_suite_properties_are_masked(pytester: pytest.Pytester) -> None:
+    """``record_xml_attribute`` writes the test's JUnit node at once and
+    ``record_testsuite_property`` the suite's, with no report in between to mask: both
+    reach the file masked; a test outside the plugin keeps its attribute as written."""
+    pytester.makepyfile(
+        test_user="""
+import os
+import pytest
+
+CANARY, PLAIN = os.environ["AR_CANARY_API_KEY"], os.environ["AR_PLAIN"]
+
+
+@pytest.mark.agentreplay
+def test_under_the_plugin(agentreplay, record_xml_attribute, record_testsuite_property):
+    record_xml_attribute("endpoint", f"https://api.example.com/v1/models?key={PLAIN}")
+    record_xml_attribute("token", CANARY)
+    record_testsuite_property("deploy_key", CANARY)
+
+
+def test_outside(record_xml_attribute):
+    record_xml_attribute("build", "ck-not-ours-0000000000000000")
+"""
+    )
+    canary, plain = f"ck-{secrets.token_urlsafe(24)}", f"p{secrets.token_hex(10)}"
+    junit = pytester.path / "junit.xml"
+    result = run(
+        pytester,
+        "-o",
+        "junit_family=xunit1",  # record_xml_attribute is refused under xunit2
+        f"--junitxml={junit}",
+        "-W",
+        "ignore::pytest.PytestExperimentalApiWarning",
+        AR_CANARY_API_KEY=canary,
+        AR_PLAIN=plain,
+    )
+    result.assert_outcomes(passed=2)
+    xml = junit.read_text()
+    assert canary not in xml and plain not in xml
+    assert 'endpoint="https://api.example.com/v1/models?key=REDACTED"' in xml
+    assert 'token="REDACTED"' in xml
+    assert 'name="deploy_key" value="REDACTED"' in xml
+    assert 'build="ck-not-ours-0000000000000000"' in xml
