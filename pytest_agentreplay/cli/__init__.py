@@ -330,7 +330,8 @@ def _serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "recorded from (--upstream, else the recorded host of the same path, else the "
         "provider's). A request no recording matches gets a 404 whose body is the "
         "cassette-miss report, also printed on stderr. The first line on stdout is the "
-        "server's URL; point ANTHROPIC_BASE_URL at it (OPENAI_BASE_URL at URL/v1). "
+        "server's URL; point ANTHROPIC_BASE_URL or GOOGLE_GEMINI_BASE_URL at it "
+        "(OPENAI_BASE_URL at URL/v1). "
         "With a record mode other than none, what the cassette does not answer is sent "
         "on to the upstream and recorded into the cassette, written when the server "
         "stops (Ctrl-C or SIGTERM). " + _FORMATS,

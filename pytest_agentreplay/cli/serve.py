@@ -279,7 +279,8 @@ def _announce(
     output.note(
         f"agentreplay serve: {count} interaction{'' if count == 1 else 's'} from {names} "
         f"on {server.url} ({what}); ANTHROPIC_BASE_URL={server.url} "
-        f"OPENAI_BASE_URL={server.url}/v1; Ctrl-C or SIGTERM stops it"
+        f"OPENAI_BASE_URL={server.url}/v1 GOOGLE_GEMINI_BASE_URL={server.url}; "
+        "Ctrl-C or SIGTERM stops it"
     )
 
 

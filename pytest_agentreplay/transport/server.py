@@ -118,6 +118,12 @@ class ModelServer:
             "ANTHROPIC_API_KEY": "agentreplay-placeholder-key",
             "OPENAI_BASE_URL": f"{self.url}/v1",
             "OPENAI_API_KEY": "agentreplay-placeholder-key",
+            # google-genai reads GOOGLE_API_KEY before GEMINI_API_KEY (and warns when
+            # both are set): the placeholder goes in the first, a real one in the
+            # second is blanked.
+            "GOOGLE_GEMINI_BASE_URL": self.url,
+            "GOOGLE_API_KEY": "agentreplay-placeholder-key",
+            "GEMINI_API_KEY": "",
         }
 
     def start(self: _S) -> _S:

@@ -91,6 +91,39 @@ def test_a_child_using_the_anthropic_sdk_gets_the_script(model_server: FakeServe
     invariants.assert_no_live_calls()
 
 
+GEMINI_CHILD = """
+    import json
+    from google import genai
+    client = genai.Client()
+    whole = client.models.generate_content(model="gemini-test-1", contents="hi")
+    stream = client.models.generate_content_stream(model="gemini-test-1", contents="hi")
+    print(json.dumps({
+        "whole": whole.text,
+        "chunks": [chunk.text for chunk in stream],
+        "key": client._api_client.api_key,
+    }))
+"""
+
+
+def test_a_child_using_google_genai_gets_the_script_and_no_real_key(
+    model_server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``.env`` points google-genai at the port too, with the placeholder key in the
+    variable it reads first and a real ``GEMINI_API_KEY`` of the parent blanked."""
+    monkeypatch.setenv("GEMINI_API_KEY", "AIza" + "r" * 35)
+    model_server.model.script(Reply.text("Hello from the port."), Reply.text("Streamed too."))
+    seen = _child(model_server, GEMINI_CHILD)
+    assert seen["whole"] == "Hello from the port."
+    assert "".join(seen["chunks"]) == "Streamed too."
+    assert seen["key"] == model_server.env["GOOGLE_API_KEY"] == "agentreplay-placeholder-key"
+    log = model_server.model.log
+    assert [(c.provider, c.streaming, c.outcome) for c in log] == [
+        ("gemini", False, "completed"),
+        ("gemini", True, "completed"),
+    ]
+    invariants.assert_no_live_calls()
+
+
 def test_the_tests_own_client_on_the_url_is_served_as_the_fake_not_live(
     model_server: FakeServer,
 ) -> None:
