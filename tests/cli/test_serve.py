@@ -9,12 +9,10 @@ the provider.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess
 import sys
-import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,6 +24,7 @@ import pytest
 
 from pytest_agentreplay import Reply
 from pytest_agentreplay.cassettes import io as cassette_io
+from tests.children import run_python
 from tests.servers import ProviderServer
 
 TIMEOUT = 300  # a hung process fails the test instead of the run (not a speed bound)
@@ -117,17 +116,7 @@ CHILD = """
 
 def test_a_child_process_replays_the_cassette(recorded: Path) -> None:
     with serve(str(recorded)) as served:
-        env = {**os.environ, "ANTHROPIC_BASE_URL": served.url, "ANTHROPIC_API_KEY": "k"}
-        child = subprocess.run(
-            [sys.executable, "-c", textwrap.dedent(CHILD)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-            check=False,
-        )
-        assert child.returncode == 0, child.stderr
-    seen = json.loads(child.stdout)
+        seen = run_python(CHILD, {"ANTHROPIC_BASE_URL": served.url, "ANTHROPIC_API_KEY": "k"})
     assert seen["streamed"] == "Streamed and recorded."
     assert seen["whole"] == "Whole and recorded."
     # The recorded cut is a dropped connection again, after the same events.

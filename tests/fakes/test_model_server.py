@@ -9,12 +9,9 @@ would send. The same fake's ``log``, ``calls`` and the egress ledger are checked
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import socket
 import subprocess
-import sys
-import textwrap
 from typing import Any
 
 import anthropic
@@ -23,26 +20,13 @@ import pytest
 from pytest_agentreplay import FakeModel, Fault, Reply, invariants
 from pytest_agentreplay.fakes import FakeServer
 from pytest_agentreplay.runlog import RunLog
+from tests.children import CHILD_TIMEOUT, run_python
 
 pytest_plugins = ["pytester"]
 
-CHILD_TIMEOUT = 300  # a hung child fails the test instead of the run (not a speed bound)
-
-
 def _child(server: FakeServer, code: str, **env: str) -> dict[str, Any]:
     """Run ``code`` in a fresh Python, pointed at ``server``; what it printed last, as JSON."""
-    environment = {**os.environ, **server.env, **env}
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=CHILD_TIMEOUT,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+    return run_python(code, {**server.env, **env})
 
 
 ANTHROPIC_CHILD = """
