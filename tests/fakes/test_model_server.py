@@ -24,6 +24,7 @@ from tests.children import CHILD_TIMEOUT, run_python
 
 pytest_plugins = ["pytester"]
 
+
 def _child(server: FakeServer, code: str, **env: str) -> dict[str, Any]:
     """Run ``code`` in a fresh Python, pointed at ``server``; what it printed last, as JSON."""
     return run_python(code, {**server.env, **env})
