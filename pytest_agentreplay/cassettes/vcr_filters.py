@@ -149,10 +149,9 @@ def _run(chain: list[Filter], value: Any) -> Any:
 
 
 def _vcr_request(recorded: RecordedRequest) -> Any:
-    from vcr.request import Request  # noqa: PLC0415 - vcrpy is optional
+    from .formats.vcrpy import vcr_request_object  # noqa: PLC0415 - vcrpy is optional
 
-    body = recorded.content() or None
-    return Request(recorded.method, recorded.url, body, dict(recorded.headers))
+    return vcr_request_object(recorded)
 
 
 def _request_state(request: Any) -> tuple[Any, ...]:
@@ -165,9 +164,9 @@ def _filter_response(chain: list[Filter], interaction: Interaction) -> RecordedR
     was edited."""
     from vcr.util import CaseInsensitiveDict  # noqa: PLC0415 - vcrpy is optional
 
-    from .formats.vcrpy import to_vcr  # noqa: PLC0415 - vcrpy is optional
+    from .formats.vcrpy import vcr_response  # noqa: PLC0415 - vcrpy is optional
 
-    original = to_vcr(interaction)[1]
+    original = vcr_response(interaction.response)
     given = copy.deepcopy(original)
     # Header names keep the server's case under vcrpy (requests, urllib3): a filter doing
     # ``del response["headers"]["Set-Cookie"]`` must work on our lower-cased names too.
@@ -185,18 +184,13 @@ def _filter_response(chain: list[Filter], interaction: Interaction) -> RecordedR
 
 
 def _response_parts(result: Any) -> tuple[int, list[tuple[str, str]], bytes]:
+    from .formats.vcrpy import response_parts  # noqa: PLC0415 - vcrpy is optional
+
     try:
-        status = int(result["status"]["code"])
-        headers = [
-            (str(name), str(value))
-            for name, values in dict(result.get("headers") or {}).items()
-            for value in (values if isinstance(values, (list, tuple)) else [values])
-        ]
-        body = (result.get("body") or {}).get("string") or b""
+        return response_parts(result)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise VcrFilterError(
             "before_record_response must return vcrpy's response dict ({'status': {'code': "
             "...}, 'headers': {...}, 'body': {'string': ...}}) or None to skip the "
             f"interaction; got {type(result).__name__} ({exc!r})"
         ) from None
-    return status, headers, body.encode("utf-8") if isinstance(body, str) else bytes(body)

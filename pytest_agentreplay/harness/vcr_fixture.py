@@ -113,16 +113,9 @@ class VcrCassette:
     def responses(self) -> list[dict[str, Any]]:
         """Responses as vcrpy's dicts: ``status``, ``headers`` (lists), ``body.string``."""
         # registered at configure time: cassette modules load when a test reads this
-        from ..cassettes.formats.vcrpy import reason_phrase, response_bytes  # noqa: PLC0415
+        from ..cassettes.formats.vcrpy import vcr_response  # noqa: PLC0415
 
-        return [
-            {
-                "status": {"code": r.status, "message": reason_phrase(r.status)},
-                "headers": {name: [value] for name, value in r.headers.items()},
-                "body": {"string": response_bytes(r)},
-            }
-            for r in (i.response for i in self._interactions())
-        ]
+        return [vcr_response(i.response) for i in self._interactions()]
 
     @property
     def data(self) -> list[tuple[VcrRequest, dict[str, Any]]]:

@@ -35,8 +35,11 @@ __all__ = [
     "from_vcr_data",
     "reason_phrase",
     "response_bytes",
+    "response_parts",
     "to_vcr",
     "vcr_request",
+    "vcr_request_object",
+    "vcr_response",
     "vcr_text",
     "vcr_versioned",
 ]
@@ -212,23 +215,41 @@ def vcr_text(cassette: Cassette) -> str:
 
 def to_vcr(interaction: Interaction) -> tuple[Any, dict[str, Any]]:
     """One of our interactions as vcrpy's (Request, response dict)."""
+    return vcr_request_object(interaction.request), vcr_response(interaction.response)
+
+
+def vcr_request_object(request: RecordedRequest) -> Any:
+    """One of our requests as vcrpy's ``Request``."""
     from vcr.request import Request  # noqa: PLC0415 - vcrpy is optional
 
-    req = interaction.request
-    request = Request(req.method, req.url, req.content() or None, dict(req.headers))
-    response = interaction.response
-    return request, {
+    return Request(request.method, request.url, request.content() or None, dict(request.headers))
+
+
+def vcr_response(response: RecordedResponse) -> dict[str, Any]:
+    """One of our responses as vcrpy's dict: ``status``, list-valued ``headers`` and
+    the body bytes a replay sends as ``body.string``."""
+    return {
         "status": {"code": response.status, "message": reason_phrase(response.status)},
-        "headers": {k: [v] for k, v in response.headers.items()},
+        "headers": {name: [value] for name, value in response.headers.items()},
         "body": {"string": response_bytes(response)},
     }
+
+
+def response_parts(response: Mapping[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:
+    """vcrpy's response dict as status, header pairs and body bytes; ``KeyError``,
+    ``TypeError``, ``ValueError`` or ``AttributeError`` for a dict not of its shape."""
+    return (
+        int(response["status"]["code"]),
+        _pairs(response.get("headers")),
+        _bytes((response.get("body") or {}).get("string")),
+    )
 
 
 def _pairs(headers: Any) -> list[tuple[str, str]]:
     """vcrpy headers (values are lists) as name/value pairs."""
     pairs: list[tuple[str, str]] = []
     for key, value in dict(headers or {}).items():
-        values = value if isinstance(value, list) else [value]
+        values = value if isinstance(value, (list, tuple)) else [value]
         pairs.extend((str(key), str(v)) for v in values)
     return pairs
 
@@ -288,10 +309,5 @@ def vcr_request(request: Any) -> RecordedRequest:
 def from_vcr(request: Any, response: dict[str, Any]) -> Interaction:
     """vcrpy's (Request, response dict) as one of our interactions."""
     return Interaction(
-        request=vcr_request(request),
-        response=response_from_wire(
-            int(response["status"]["code"]),
-            _pairs(response.get("headers")),
-            _bytes((response.get("body") or {}).get("string")),
-        ),
+        request=vcr_request(request), response=response_from_wire(*response_parts(response))
     )
