@@ -4,12 +4,13 @@ The egress guard lives in the test's process. A child process — ``curl``,
 ``python -c``, the CLI under test — has sockets of its own, which no patch here
 reaches (issue 18, item 12). What can be done is to start it in an environment that
 every well-behaved HTTP client obeys: the proxy variables (``HTTP_PROXY``,
-``HTTPS_PROXY``, ``ALL_PROXY``, upper and lower case) point at a loopback port that
-refuses every connection, and ``NO_PROXY`` names only the hosts the active policy
-allows (loopback, ``allow_hosts``), so a child still reaches a local fake server and
-a request for anywhere else fails at once with "connection refused" from the
-"proxy". ``curl``, ``wget``, requests, httpx, urllib, aiohttp (``trust_env``), pip and
-git follow these variables; a client that ignores them (a raw socket, a Node
+``HTTPS_PROXY``, ``ALL_PROXY``, upper and lower case) point at a loopback proxy that
+refuses every request (:mod:`.refusing_proxy`: it records the attempt in the test's
+blocked ledger and answers one line, not HTTP, saying why), and ``NO_PROXY`` names
+only the hosts the active policy allows (loopback, ``allow_hosts``), so a child still
+reaches a local fake server and a request for anywhere else fails at once. ``curl``,
+``wget``, requests, httpx, urllib, aiohttp (``trust_env``), pip and git follow these
+variables; a client that ignores them (a raw socket, a Node
 ``fetch`` without a proxy agent) is not held.
 
 Every child started through :class:`subprocess.Popen` — ``subprocess.run``,
@@ -23,17 +24,15 @@ process's environment.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import inspect
 import os
-import socket
 import subprocess
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from . import egress
+from . import egress, refusing_proxy
 
 __all__ = [
     "PROXY_VARIABLES",
@@ -54,20 +53,13 @@ PROXY_VARIABLES = (
 )
 _EXEMPT_VARIABLES = ("NO_PROXY", "no_proxy")
 _lock = threading.Lock()
-_refusing: socket.socket | None = None
 _installed = False
 
 
 def refusing_port() -> int:
-    """A loopback port that refuses every connection: bound, never listening, kept for
-    the life of the process so that no server can take it."""
-    global _refusing  # noqa: PLW0603 - one port for the process
-    with _lock:
-        if _refusing is None:
-            _refusing = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            _refusing.bind(("127.0.0.1", 0))
-            atexit.register(_refusing.close)
-        return int(_refusing.getsockname()[1])
+    """The loopback port of the proxy that refuses every request a child sends it and
+    records it in the active test's blocked ledger (:mod:`.refusing_proxy`)."""
+    return refusing_proxy.port()
 
 
 def no_proxy_entries(hosts: Iterable[str]) -> list[str]:

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from pytest_agentreplay import invariants
 from tests.hardening._witness import Witness, witness
 
 pytest_plugins = ["pytester"]
@@ -75,8 +76,31 @@ class TestLoopbackBlocked:
         before = server.lines()
         child = _python(CHILDREN[client], server.url)
         assert child.returncode != 0
-        assert "refused" in child.stderr.lower() or "proxy" in child.stderr.lower()
+        # The refusing proxy's line reaches the child's error, naming what it blocked.
+        assert "pytest-agentreplay blocked a live network call" in child.stderr
+        assert f"GET {server.url}/child" in child.stderr
         assert server.lines() == before, f"a {client} child reached the witness"
+        # ... and the test's ledger has it, as a blocked call of the test's own.
+        with pytest.raises(AssertionError, match="a child process's GET"):
+            invariants.assert_no_live_calls()
+
+    @pytest.mark.parametrize("client", ["httpx", "requests"])
+    def test_a_tunnel_for_https_is_refused_and_ledgered_without_its_query(
+        self, scripted_model: object, client: str
+    ) -> None:
+        """An HTTPS request goes through the proxy as ``CONNECT host:443``: refused with
+        the reason in the child's error, in the test's ledger, and the URL's query (a
+        key, in Gemini's case) never named anywhere."""
+        key = "AIza" + "q" * 35
+        call = f"{client}.get('https://api.example.com/v1/models?key={key}', timeout=5)"
+        child = _python(f"import {client}; {call}")
+        assert child.returncode != 0
+        assert "pytest-agentreplay blocked" in child.stderr
+        assert "CONNECT api.example.com:443" in child.stderr
+        assert key not in child.stderr
+        with pytest.raises(AssertionError, match="CONNECT api.example.com:443") as failed:
+            invariants.assert_no_live_calls()
+        assert key not in str(failed.value)
 
     def test_curl_is_held(self, server: Witness, scripted_model: object) -> None:
         curl = shutil.which("curl")
