@@ -268,6 +268,41 @@ async def test_an_earlier_turn_then_a_dropped_stream_keeps_the_partial_in_an_err
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_an_earlier_turn_then_a_stream_ending_without_its_stop_reason_is_no_response(
+    provider, backend
+):
+    """Checks: after an earlier turn (another question, answered), the stream ends
+    cleanly but early, with partial text and no stop reason: nothing was dropped, so
+    nothing is retried; the turn is ``no_response`` (not a provider error), and the
+    whole history is the earlier question and answer, this question, the partial text
+    and the error turn, in that order."""
+    ended = Fault.truncate(after_events=SOME_TEXT[provider])
+    backend.script(Reply.text(ANSWER), Reply.text("Tomorrow it will rain.", fault=ended))
+    agent = Agent(backend.config(provider))
+    log = record(agent, backend.runlog())
+    await agent.run_turn(QUESTION)
+
+    result = await agent.run_turn("And tomorrow?")
+
+    assert_error_turn(agent, result, "no_response", log)
+    partial = shown(agent, result.turn_id)
+    assert partial and "Tomorrow it will rain.".startswith(partial)
+    assert partial != "Tomorrow it will rain."
+    assert saved(agent) == [
+        ("user", "message", QUESTION),
+        ("assistant", "message", ANSWER),
+        ("user", "message", "And tomorrow?"),
+        ("assistant", "message", partial),
+        ("assistant", "error", NO_RESPONSE),
+    ]
+    assert [e.outcome for e in agent.events_of(ModelStepCompleted)] == ["completed", "failed"]
+    # The stream ended cleanly, early: no retry, one call per turn.
+    assert [call.outcome for call in log.model_calls] == ["completed", "completed"]
+    backend.assert_offline()
+
+
+@pytest.mark.anyio
 @pytest.mark.parametrize(
     ("provider", "replacement", "model"),
     [("anthropic", "openai", "gpt-4o-mini"), ("openai", "anthropic", "claude-haiku-4-5")],
