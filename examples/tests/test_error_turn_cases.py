@@ -29,6 +29,25 @@ AFTER_THE_TEXT = {"anthropic": 8, "openai": 6}
 # finish_reason chunk and the usage chunk).
 ALL_BUT_THE_LAST = {"anthropic": 10, "openai": 8}
 SOME_TEXT = {"anthropic": 5, "openai": 3}
+# The 401 bodies the providers send for an invalidated token. Anthropic names the
+# request in its body too; the SDK's error keeps Anthropic's whole body, and OpenAI's
+# ``error`` object only.
+SENT_401_BODY = {
+    "anthropic": {
+        "type": "error",
+        "error": {"type": "authentication_error", "message": INVALIDATED},
+        "request_id": "req_leeds_401",
+    },
+    "openai": {
+        "error": {
+            "message": INVALIDATED,
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "token_invalidated",
+        }
+    },
+}
+SENT_401 = {"anthropic": SENT_401_BODY["anthropic"], "openai": SENT_401_BODY["openai"]["error"]}
 
 
 def saved(agent: Agent, turn_id: str | None = None) -> list[tuple[str, str, str]]:
@@ -89,9 +108,10 @@ async def test_an_earlier_turn_then_partial_text_then_refused_credentials(provid
 async def test_the_error_keeps_the_provider_s_error_body_as_text_and_its_request_id(
     provider, backend
 ):
-    """Checks: the classified error carries what the provider said verbatim (its
-    error body, as text, the message in it) and the request id it gave, while the user
-    sees only the safe message; the write-ahead log keeps both."""
+    """Checks: the classified error carries the provider's error body verbatim, as
+    text (json-equal to what was sent: Anthropic's whole body, its request id inside;
+    OpenAI's error object), and the request id of the response's header, while the
+    user sees only the safe message; the write-ahead log keeps both."""
     backend.script(
         Fault.http(401, INVALIDATED, error_type=AUTH_ERROR[provider], request_id="req_leeds_401")
     )
@@ -102,15 +122,18 @@ async def test_the_error_keeps_the_provider_s_error_body_as_text_and_its_request
 
     assert_error_turn(agent, result, "auth", log)
     error = result.error
-    # A cassette stores every request id as the placeholder "req_agentreplay" (see
-    # docs/secrets.md), and the SDK reads the id from that header.
+    # A cassette stores the request-id header as the placeholder "req_agentreplay"
+    # (see docs/secrets.md), and the SDK reads the id from that header; the id
+    # inside Anthropic's body is kept as sent.
     request_id = "req_leeds_401" if backend.fake is not None else "req_agentreplay"
     assert (error.message, error.request_id) == (AUTH, request_id)
-    body = json.loads(error.provider_text)
-    assert INVALIDATED in json.dumps(body)
-    assert AUTH_ERROR[provider] in json.dumps(body)
+    assert json.loads(error.provider_text) == SENT_401[provider]
+    if backend.cassette is not None and not backend.recording:
+        [interaction] = backend.cassette.interactions
+        assert interaction.response.json_body == SENT_401_BODY[provider]
     assert INVALIDATED not in " ".join(text for _, _, text in saved(agent))
     [completion] = [r for r in agent.store.wal(agent.session_id) if r.entry == "completion"]
+    assert completion.body["error"]["provider_text"] == error.provider_text
     assert completion.body["error"]["request_id"] == request_id
     backend.assert_offline()
 
