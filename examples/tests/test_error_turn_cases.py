@@ -198,7 +198,8 @@ async def test_a_generic_failure_is_saved_verbatim_with_nothing_added(provider, 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 async def test_a_complete_answer_whose_stream_lacks_only_its_final_event_answers(provider, backend):
     """Checks: the stop reason arrived, only ``message_stop`` / ``[DONE]`` did not:
-    the answer is complete, so the turn completes with it; no error turn."""
+    the answer is complete, so the turn completes with it: one ``TurnComplete``
+    carrying the answer, no error event, no error turn."""
     backend.script(
         Reply.text(ANSWER, fault=Fault.truncate(after_events=ALL_BUT_THE_LAST[provider]))
     )
@@ -208,6 +209,8 @@ async def test_a_complete_answer_whose_stream_lacks_only_its_final_event_answers
 
     assert (result.outcome, result.text) == ("completed", ANSWER)
     assert agent.events_of(ErrorEvent) == []
+    [done] = agent.events_of(TurnComplete)
+    assert (done.turn_id, done.text) == (result.turn_id, ANSWER)
     assert saved(agent) == [("user", "message", QUESTION), ("assistant", "message", ANSWER)]
     backend.assert_offline()
 

@@ -202,7 +202,8 @@ async def test_an_empty_error_field_an_earlier_turn_and_a_repeated_answer_still_
 ):
     """Checks: ``"error": null`` (or ``""``) in every event, an earlier turn and a
     new message repeating that turn's answer to another question: the turn completes
-    with it, and the saved messages are the two questions and the two answers."""
+    with it (a ``TurnComplete`` for each turn, no error event), and the saved messages
+    are the two questions and the two answers."""
     noisy = Reply.text(ANSWER, event_fields={"error": empty})
     backend.script(noisy, noisy)
     agent = Agent(backend.config(provider))
@@ -213,6 +214,8 @@ async def test_an_empty_error_field_an_earlier_turn_and_a_repeated_answer_still_
 
     assert (first.outcome, result.outcome, result.text) == ("completed", "completed", ANSWER)
     assert agent.events_of(ErrorEvent) == []
+    done = [(e.turn_id, e.text) for e in agent.events_of(TurnComplete)]
+    assert done == [(first.turn_id, ANSWER), (result.turn_id, ANSWER)]
     assert [(m.role, m.kind, m.text) for m in agent.store.messages(agent.session_id)] == [
         ("user", "message", QUESTION),
         ("assistant", "message", ANSWER),
