@@ -10,26 +10,39 @@ answer or question, the same answer to the same question asked again, and an
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
-from agent import Agent, ErrorEvent, MessageDelta, SessionConfig, ToolEnd, TurnComplete
+from agent import Agent, ErrorEvent, MessageDelta, ToolBegin, ToolEnd, TurnComplete
 from agent.errors import NO_RESPONSE
 from agent.testing import record
 from agent.tools import WEATHER
 
-from pytest_agentreplay import Fault, Reply, invariants
-from pytest_agentreplay.runlog import RunLog
+from pytest_agentreplay import Fault, Reply, Text, ToolCall, invariants
 
 QUESTION = "What is the weather in Leeds?"
 ANSWER = "It is sunny in Leeds."
 # Stream events before the end, in the middle of the answer's text: Anthropic sends
 # message_start, content_block_start and ping first, OpenAI a role chunk.
 HALFWAY = {"anthropic": 6, "openai": 4}
+CHECKING = "Checking the tool result"
+# Stream events up to the middle of the weather call's JSON arguments ("city": "Leeds),
+# alone or after CHECKING (four text deltas): Anthropic's tool_use block starts with
+# an empty input_json_delta, OpenAI's tool_calls chunk with empty arguments.
+INSIDE_THE_ARGUMENTS = {
+    "nothing": {"anthropic": 7, "openai": 5},
+    "text": {"anthropic": 13, "openai": 9},
+}
 
 
 def saved(agent: Agent, turn_id: str) -> list[tuple[str, str, str]]:
     """(role, kind, text) of one turn's saved messages."""
     messages = agent.store.messages(agent.session_id)
     return [(m.role, m.kind, m.text) for m in messages if m.turn_id == turn_id]
+
+
+def text_of(parts: list[Text]) -> str:
+    return "".join(part.text for part in parts)
 
 
 def assert_no_response(agent: Agent, result, log) -> None:
@@ -138,19 +151,41 @@ async def test_a_stream_that_ends_before_the_answer_is_done_is_no_response(provi
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
-async def test_a_stream_that_ends_inside_a_tool_call_is_no_response(provider, scripted_model):
-    """The stream stops in the middle of the tool call's JSON arguments: the tool is
-    not run with half its arguments, and the turn fails like any cut-short reply."""
-    call = Reply.tool_call("weather", {"city": "Leeds, West Yorkshire"})
-    scripted_model.script(call.model_copy(update={"fault": Fault.truncate(after_events=5)}))
-    agent = Agent(SessionConfig(provider=provider), tools=[WEATHER])
-    log = record(agent, RunLog.from_fake(scripted_model))
+@pytest.mark.parametrize("before", ["nothing", "text"])
+async def test_a_stream_that_ends_inside_a_tool_call_is_no_response(provider, before, backend):
+    """Checks: the stream stops in the middle of the tool call's JSON arguments,
+    with or without assistant text before the call: the tool is not run with half its
+    arguments (its call ends ``interrupted``), the text alone does not make the reply
+    an answer, and the turn is ``no_response``; the text the user saw is kept as a
+    partial before the error turn."""
+    text = [Text(text=CHECKING)] if before == "text" else []
+    call = ToolCall(name="weather", args={"city": "Leeds, West Yorkshire"})
+    inside = Fault.truncate(after_events=INSIDE_THE_ARGUMENTS[before][provider])
+    backend.script(Reply(parts=[*text, call], fault=inside))
+    ran: list[str] = []
+
+    async def weather(city: str) -> str:
+        ran.append(city)
+        return f"Sunny in {city}."
+
+    agent = Agent(backend.config(provider), tools=[dataclasses.replace(WEATHER, run=weather)])
+    log = record(agent, backend.runlog())
 
     result = await agent.run_turn(QUESTION)
 
     assert_no_response(agent, result, log)
-    assert [m.role for m in agent.store.messages(agent.session_id)] == ["user", "assistant"]
-    assert [end.outcome for end in agent.events_of(ToolEnd)] == ["interrupted"]
+    assert "".join(delta.text for delta in agent.events_of(MessageDelta)) == text_of(text)
+    partial = [("assistant", "message", CHECKING)] if text else []
+    assert saved(agent, result.turn_id) == [
+        ("user", "message", QUESTION),
+        *partial,
+        ("assistant", "error", NO_RESPONSE),
+    ]
+    [begun] = agent.events_of(ToolBegin)
+    [ended] = agent.events_of(ToolEnd)
+    assert (ended.call_id, ended.name, ended.outcome) == (begun.call_id, "weather", "interrupted")
+    assert ran == []  # never run with half its arguments
+    backend.assert_offline()
 
 
 @pytest.mark.anyio
