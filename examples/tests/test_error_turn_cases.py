@@ -271,7 +271,8 @@ async def test_an_earlier_turn_then_a_dropped_stream_keeps_the_partial_in_an_err
 ):
     """Checks: after an earlier turn, a stream that drops (with no retry left) fails
     the turn as a provider error: the earlier turn is intact, this turn keeps the
-    partial text, then the error turn."""
+    partial text, then the error turn. (A stream that ends early without dropping is
+    ``no_response``: the next test.)"""
     cut = Fault.cut(after_events=SOME_TEXT[provider])
     backend.script(Reply.text(ANSWER), Reply.text("Tomorrow it will rain.", fault=cut))
     agent = Agent(backend.config(provider, retry_limit=0))
@@ -342,8 +343,10 @@ async def test_credentials_refused_mid_stream_are_healed_and_the_replacement_cli
     error turn, and the result names the replacement."""
     refused = Fault.error_event(AUTH_ERROR[provider], INVALIDATED, after_events=SOME_TEXT[provider])
     backend.script(Reply.text(ANSWER, fault=refused), Reply.text("Recovered answer."))
+    refreshes = []
 
     async def refresh(config: SessionConfig) -> SessionConfig:
+        refreshes.append(config.provider)
         base_url = backend.base_url(replacement)
         return dataclasses.replace(
             config, provider=replacement, model=model, api_key="fresh-key", base_url=base_url
@@ -355,6 +358,7 @@ async def test_credentials_refused_mid_stream_are_healed_and_the_replacement_cli
     result = await agent.run_turn(QUESTION)
 
     assert (result.outcome, result.text) == ("completed", "Recovered answer.")
+    assert refreshes == [provider]  # once, for the refused client
     assert (result.provider, result.model) == (replacement, model)
     [done] = agent.events_of(TurnComplete)
     assert (done.provider, done.model) == (replacement, model)

@@ -59,6 +59,9 @@ def assert_no_response(agent: Agent, result, log) -> None:
 @pytest.mark.anyio
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 async def test_an_empty_completion_is_no_response_saved_as_an_error_turn(provider, backend):
+    """Checks: a reply with nothing in it (no text, no tool call), with no error
+    raised: the turn is ``no_response``, not an auth or provider error; one error
+    event, no ``TurnComplete``; the saved turn is the question then the error turn."""
     backend.script(Fault.empty())
     agent = Agent(backend.config(provider))
     log = record(agent, backend.runlog())
@@ -131,6 +134,9 @@ async def test_a_turn_that_produces_no_new_message_after_an_earlier_answer_is_no
 @pytest.mark.anyio
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 async def test_a_stream_that_ends_before_the_answer_is_done_is_no_response(provider, backend):
+    """Checks: the stream ends cleanly halfway through the answer, with no stop
+    reason: the turn is ``no_response``; the text the user saw (a strict start of the
+    answer) is saved as the partial before the error turn; one call, not retried."""
     backend.script(Reply.text(ANSWER, fault=Fault.truncate(after_events=HALFWAY[provider])))
     agent = Agent(backend.config(provider))
     log = record(agent, backend.runlog())
@@ -191,6 +197,9 @@ async def test_a_stream_that_ends_inside_a_tool_call_is_no_response(provider, be
 @pytest.mark.anyio
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 async def test_the_same_answer_to_the_same_question_asked_again_is_an_answer(provider, backend):
+    """Checks: the same question asked twice, answered twice with the same text:
+    both turns complete (a ``TurnComplete`` each, no error event), and the second
+    turn saves its question and its answer."""
     backend.script(Reply.text(ANSWER), Reply.text(ANSWER))
     agent = Agent(backend.config(provider))
     log = record(agent, backend.runlog())
@@ -212,10 +221,12 @@ async def test_the_same_answer_to_the_same_question_asked_again_is_an_answer(pro
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
-@pytest.mark.parametrize("backend", ["cassette"], indirect=True)
 async def test_an_empty_error_field_in_every_stream_event_is_not_an_error(provider, backend):
-    """Some gateways send ``"error": null`` in every event. The cassette was recorded
-    from a server that adds it (a fake model renders the providers' own events only)."""
+    """Checks: ``"error": null`` in every stream event, as some gateways send it, is
+    not an error: the turn completes with the answer, no error event. The fake adds
+    the field itself (``Reply(event_fields=...)``); the cassette was recorded from a
+    server that added it to the provider's events on the way out, and holds it in
+    every JSON event."""
     backend.serve_edited(Reply.text(ANSWER), add_fields={"error": None})
     agent = Agent(backend.config(provider))
 
@@ -223,7 +234,12 @@ async def test_an_empty_error_field_in_every_stream_event_is_not_an_error(provid
 
     assert (result.outcome, result.text) == ("completed", ANSWER)
     assert agent.events_of(ErrorEvent) == []
-    if not backend.recording:
+    [done] = agent.events_of(TurnComplete)
+    assert (done.turn_id, done.text) == (result.turn_id, ANSWER)
+    if backend.fake is not None:
+        [call] = backend.fake.log
+        assert call.reply is not None and call.reply.event_fields == {"error": None}
+    elif not backend.recording:
         events = backend.cassette.interactions[0].response.events
         assert all('"error":null' in event.data for event in events if event.data != "[DONE]")
     backend.assert_offline()
