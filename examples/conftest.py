@@ -101,8 +101,15 @@ class Backend:
             self.serve_edited(*items, add_fields={})
 
     def serve_edited(self, *items: Reply | Fault | str, add_fields: dict[str, Any]) -> None:
-        """Cassette only: replies the recording server edits on the way out, in a way
-        a fake model cannot: ``add_fields`` are added to the JSON of every event."""
+        """Like :meth:`script`, with ``add_fields`` added to the JSON data of every
+        streamed event, as a gateway in front of the provider adds ``"error": null``.
+        The fake renders them itself (``Reply(event_fields=...)``); while a cassette
+        is recorded, the recording server adds them to the provider's events on the
+        way out, so the cassette holds bytes the plugin's renderer did not write.
+        Either way a field an event already has is kept."""
+        if self.fake is not None:
+            self.fake.script(*(_with_fields(_reply(item), add_fields) for item in items))
+            return
         if not self.recording:
             return
         entries = [
@@ -128,6 +135,11 @@ class Backend:
         elif not self.recording:
             assert {call.source for call in self.cassette.calls} == {"cassette"}
             invariants.assert_no_live_calls(self.cassette, all_played=True)
+
+
+def _with_fields(reply: Reply, fields: dict[str, Any]) -> Reply:
+    """``reply`` with ``fields`` added to its ``event_fields`` (its own win)."""
+    return reply.model_copy(update={"event_fields": {**fields, **(reply.event_fields or {})}})
 
 
 def _reply(item: Reply | Fault | str) -> Reply:

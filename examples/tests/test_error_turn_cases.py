@@ -29,6 +29,25 @@ AFTER_THE_TEXT = {"anthropic": 8, "openai": 6}
 # finish_reason chunk and the usage chunk).
 ALL_BUT_THE_LAST = {"anthropic": 10, "openai": 8}
 SOME_TEXT = {"anthropic": 5, "openai": 3}
+# The 401 bodies the providers send for an invalidated token. Anthropic names the
+# request in its body too; the SDK's error keeps Anthropic's whole body, and OpenAI's
+# ``error`` object only.
+SENT_401_BODY = {
+    "anthropic": {
+        "type": "error",
+        "error": {"type": "authentication_error", "message": INVALIDATED},
+        "request_id": "req_leeds_401",
+    },
+    "openai": {
+        "error": {
+            "message": INVALIDATED,
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "token_invalidated",
+        }
+    },
+}
+SENT_401 = {"anthropic": SENT_401_BODY["anthropic"], "openai": SENT_401_BODY["openai"]["error"]}
 
 
 def saved(agent: Agent, turn_id: str | None = None) -> list[tuple[str, str, str]]:
@@ -89,9 +108,10 @@ async def test_an_earlier_turn_then_partial_text_then_refused_credentials(provid
 async def test_the_error_keeps_the_provider_s_error_body_as_text_and_its_request_id(
     provider, backend
 ):
-    """Checks: the classified error carries what the provider said verbatim (its
-    error body, as text, the message in it) and the request id it gave, while the user
-    sees only the safe message; the write-ahead log keeps both."""
+    """Checks: the classified error carries the provider's error body verbatim, as
+    text (json-equal to what was sent: Anthropic's whole body, its request id inside;
+    OpenAI's error object), and the request id of the response's header, while the
+    user sees only the safe message; the write-ahead log keeps both."""
     backend.script(
         Fault.http(401, INVALIDATED, error_type=AUTH_ERROR[provider], request_id="req_leeds_401")
     )
@@ -102,15 +122,18 @@ async def test_the_error_keeps_the_provider_s_error_body_as_text_and_its_request
 
     assert_error_turn(agent, result, "auth", log)
     error = result.error
-    # A cassette stores every request id as the placeholder "req_agentreplay" (see
-    # docs/secrets.md), and the SDK reads the id from that header.
+    # A cassette stores the request-id header as the placeholder "req_agentreplay"
+    # (see docs/secrets.md), and the SDK reads the id from that header; the id
+    # inside Anthropic's body is kept as sent.
     request_id = "req_leeds_401" if backend.fake is not None else "req_agentreplay"
     assert (error.message, error.request_id) == (AUTH, request_id)
-    body = json.loads(error.provider_text)
-    assert INVALIDATED in json.dumps(body)
-    assert AUTH_ERROR[provider] in json.dumps(body)
+    assert json.loads(error.provider_text) == SENT_401[provider]
+    if backend.cassette is not None and not backend.recording:
+        [interaction] = backend.cassette.interactions
+        assert interaction.response.json_body == SENT_401_BODY[provider]
     assert INVALIDATED not in " ".join(text for _, _, text in saved(agent))
     [completion] = [r for r in agent.store.wal(agent.session_id) if r.entry == "completion"]
+    assert completion.body["error"]["provider_text"] == error.provider_text
     assert completion.body["error"]["request_id"] == request_id
     backend.assert_offline()
 
@@ -175,7 +198,8 @@ async def test_a_generic_failure_is_saved_verbatim_with_nothing_added(provider, 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 async def test_a_complete_answer_whose_stream_lacks_only_its_final_event_answers(provider, backend):
     """Checks: the stop reason arrived, only ``message_stop`` / ``[DONE]`` did not:
-    the answer is complete, so the turn completes with it; no error turn."""
+    the answer is complete, so the turn completes with it: one ``TurnComplete``
+    carrying the answer, no error event, no error turn."""
     backend.script(
         Reply.text(ANSWER, fault=Fault.truncate(after_events=ALL_BUT_THE_LAST[provider]))
     )
@@ -185,6 +209,8 @@ async def test_a_complete_answer_whose_stream_lacks_only_its_final_event_answers
 
     assert (result.outcome, result.text) == ("completed", ANSWER)
     assert agent.events_of(ErrorEvent) == []
+    [done] = agent.events_of(TurnComplete)
+    assert (done.turn_id, done.text) == (result.turn_id, ANSWER)
     assert saved(agent) == [("user", "message", QUESTION), ("assistant", "message", ANSWER)]
     backend.assert_offline()
 
@@ -245,7 +271,8 @@ async def test_an_earlier_turn_then_a_dropped_stream_keeps_the_partial_in_an_err
 ):
     """Checks: after an earlier turn, a stream that drops (with no retry left) fails
     the turn as a provider error: the earlier turn is intact, this turn keeps the
-    partial text, then the error turn."""
+    partial text, then the error turn. (A stream that ends early without dropping is
+    ``no_response``: the next test.)"""
     cut = Fault.cut(after_events=SOME_TEXT[provider])
     backend.script(Reply.text(ANSWER), Reply.text("Tomorrow it will rain.", fault=cut))
     agent = Agent(backend.config(provider, retry_limit=0))
@@ -268,6 +295,41 @@ async def test_an_earlier_turn_then_a_dropped_stream_keeps_the_partial_in_an_err
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_an_earlier_turn_then_a_stream_ending_without_its_stop_reason_is_no_response(
+    provider, backend
+):
+    """Checks: after an earlier turn (another question, answered), the stream ends
+    cleanly but early, with partial text and no stop reason: nothing was dropped, so
+    nothing is retried; the turn is ``no_response`` (not a provider error), and the
+    whole history is the earlier question and answer, this question, the partial text
+    and the error turn, in that order."""
+    ended = Fault.truncate(after_events=SOME_TEXT[provider])
+    backend.script(Reply.text(ANSWER), Reply.text("Tomorrow it will rain.", fault=ended))
+    agent = Agent(backend.config(provider))
+    log = record(agent, backend.runlog())
+    await agent.run_turn(QUESTION)
+
+    result = await agent.run_turn("And tomorrow?")
+
+    assert_error_turn(agent, result, "no_response", log)
+    partial = shown(agent, result.turn_id)
+    assert partial and "Tomorrow it will rain.".startswith(partial)
+    assert partial != "Tomorrow it will rain."
+    assert saved(agent) == [
+        ("user", "message", QUESTION),
+        ("assistant", "message", ANSWER),
+        ("user", "message", "And tomorrow?"),
+        ("assistant", "message", partial),
+        ("assistant", "error", NO_RESPONSE),
+    ]
+    assert [e.outcome for e in agent.events_of(ModelStepCompleted)] == ["completed", "failed"]
+    # The stream ended cleanly, early: no retry, one call per turn.
+    assert [call.outcome for call in log.model_calls] == ["completed", "completed"]
+    backend.assert_offline()
+
+
+@pytest.mark.anyio
 @pytest.mark.parametrize(
     ("provider", "replacement", "model"),
     [("anthropic", "openai", "gpt-4o-mini"), ("openai", "anthropic", "claude-haiku-4-5")],
@@ -281,8 +343,10 @@ async def test_credentials_refused_mid_stream_are_healed_and_the_replacement_cli
     error turn, and the result names the replacement."""
     refused = Fault.error_event(AUTH_ERROR[provider], INVALIDATED, after_events=SOME_TEXT[provider])
     backend.script(Reply.text(ANSWER, fault=refused), Reply.text("Recovered answer."))
+    refreshes = []
 
     async def refresh(config: SessionConfig) -> SessionConfig:
+        refreshes.append(config.provider)
         base_url = backend.base_url(replacement)
         return dataclasses.replace(
             config, provider=replacement, model=model, api_key="fresh-key", base_url=base_url
@@ -294,6 +358,7 @@ async def test_credentials_refused_mid_stream_are_healed_and_the_replacement_cli
     result = await agent.run_turn(QUESTION)
 
     assert (result.outcome, result.text) == ("completed", "Recovered answer.")
+    assert refreshes == [provider]  # once, for the refused client
     assert (result.provider, result.model) == (replacement, model)
     [done] = agent.events_of(TurnComplete)
     assert (done.provider, done.model) == (replacement, model)

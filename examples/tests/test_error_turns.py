@@ -65,6 +65,10 @@ def assert_failed_turn(agent: Agent, result, kind: str) -> None:
 async def test_refused_credentials_with_nothing_delivered_end_the_turn_in_an_auth_error_turn(
     provider, backend
 ):
+    """Checks: a 401 before any text: the turn fails as ``auth`` (status 401, not
+    retryable), reported by one error event and no ``TurnComplete``, nothing left
+    pending; the saved history is the question then the auth error turn, worded
+    safely (the provider's own words are not shown)."""
     backend.script(refused(provider))
     agent = Agent(backend.config(provider))
     log = record(agent, backend.runlog())
@@ -84,6 +88,9 @@ async def test_refused_credentials_with_nothing_delivered_end_the_turn_in_an_aut
 async def test_refused_credentials_after_partial_text_keep_the_text_before_the_error_turn(
     provider, backend
 ):
+    """Checks: the credentials are refused by an error event after some text has
+    streamed: the one step fails, the turn fails as ``auth``, and the text the user
+    saw (some of the answer, not all) is saved before the auth error turn."""
     partial = Fault.error_event(AUTH_ERROR[provider], INVALIDATED, after_events=5)
     backend.script(Reply.text(FIRST_ANSWER, fault=partial))
     agent = Agent(backend.config(provider))
@@ -107,6 +114,9 @@ async def test_refused_credentials_after_partial_text_keep_the_text_before_the_e
 @pytest.mark.anyio
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 async def test_refused_credentials_leave_the_earlier_turns_of_the_history_intact(provider, backend):
+    """Checks: a 401 on the second turn: the earlier question and answer are saved
+    as they were and that turn stays completed; the failed turn holds only its
+    question and the auth error turn."""
     backend.script(Reply.text(FIRST_ANSWER), refused(provider))
     agent = Agent(backend.config(provider))
     log = record(agent, backend.runlog())
@@ -132,6 +142,10 @@ async def test_refused_credentials_leave_the_earlier_turns_of_the_history_intact
 async def test_a_reply_repeating_the_previous_answer_does_not_answer_a_turn_that_failed(
     provider, backend
 ):
+    """Checks: on the second turn the whole previous answer streams again, then the
+    credentials are refused: the turn fails as ``auth``; the repeated text is kept as
+    what the user saw, but it is not this turn's answer (no final message, no answer
+    stored for the turn)."""
     after = AFTER_THE_TEXT[provider]
     repeated = Fault.error_event(AUTH_ERROR[provider], INVALIDATED, after_events=after)
     backend.script(Reply.text(FIRST_ANSWER), Reply.text(FIRST_ANSWER, fault=repeated))
@@ -196,6 +210,11 @@ async def test_an_unknown_model_error_beats_a_structured_looking_answer_of_an_ea
 async def test_refused_credentials_healed_by_a_refresh_answer_with_the_replacement_client(
     provider, replacement, model, backend
 ):
+    """Checks: a 401 healed by ``refresh_credentials``, which switches provider and
+    model: the refused step is ``retrying``, the retried one completes; the turn is
+    done (one ``TurnComplete``, no error event, no error turn); the result, the done
+    event and the stored turn name the replacement, and the retried request went to
+    the replacement model."""
     backend.script(refused(provider), Reply.text(FIRST_ANSWER))
 
     async def refresh(config: SessionConfig) -> SessionConfig:

@@ -51,6 +51,10 @@ def when(agent: Agent, happened: type, **fields: object) -> asyncio.Event:
 @pytest.mark.anyio
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 async def test_an_interrupt_during_the_retry_backoff_cancels_the_retry_at_once(provider, backend):
+    """Checks: a 503 with ``Retry-After: 30`` ends its step ``retrying`` with a
+    30 s wait; an interrupt during that wait aborts the turn without sitting it out:
+    the retry never goes out (one call, one step), one ``TurnAborted``, no error
+    event and no ``TurnComplete``, the stored turn ``aborted``."""
     backend.script(Fault.http(503, retry_after=30))
     agent = Agent(backend.config(provider))
     log = record(agent, backend.runlog())
@@ -112,6 +116,11 @@ async def test_an_interrupt_during_the_backoff_after_a_dropped_stream_cancels_th
 async def test_an_interrupt_while_the_model_request_is_blocked_ends_its_step_once_as_interrupted(
     provider: str, held: str, blocking_model: FakeModel
 ):
+    """Checks: the model call is held (before its first byte, or after some text)
+    and the user interrupts: the turn is aborted, its one step ends exactly once,
+    ``interrupted``, with the start's id; the agent hangs up on the held call (no
+    dangling intent in the write-ahead log); what the user saw is kept and nothing
+    else; the next turn answers."""
     if held == "after some text":  # this call has begun to play its reply
         blocking_model.block(after_events=AFTER_SOME_TEXT[provider])
         blocking_model.script(Reply.text(ANSWER))

@@ -24,6 +24,10 @@ ANSWER = "It is sunny in Leeds, 21 °C."
 async def test_replaying_a_recorded_streamed_turn_makes_no_call_and_fires_no_event(
     provider, backend, tmp_path
 ):
+    """Checks: a turn of two steps (a tool call, then the answer) was streamed and
+    stored; a fresh agent on the same database replays it: the same result (answer,
+    usage summed over both steps with the cache-read share, provider, model), no
+    model call and no event to any listener."""
     backend.script(
         Reply.tool_call(
             "weather", {"city": "Leeds"}, usage=Usage(input_tokens=30, output_tokens=9)

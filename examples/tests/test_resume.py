@@ -38,6 +38,11 @@ def crash_on_first_delta(event: object) -> None:
 @pytest.mark.anyio
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 async def test_a_call_that_died_mid_stream_is_reissued_once_on_resume(provider, backend, tmp_path):
+    """Checks: the process dies at step 1's first delta, after step 0's tool ran:
+    one dangling intent (step 1) and one pending turn are left. Resume on a fresh
+    agent re-issues that call once with the same request, not step 0, and does not
+    run the tool again; the turn completes with the answer, the write-ahead log
+    closes the intent, and nothing stays pending."""
     # Step 0 asks for the weather (no text: no delta); step 1 dies at its first delta.
     backend.script(
         Reply.tool_call("weather", {"city": "Leeds"}),

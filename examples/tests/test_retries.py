@@ -65,6 +65,12 @@ def texts_by_step(agent: Agent) -> dict[str, str]:
 async def test_an_interrupted_stream_is_retried_in_a_fresh_step_at_the_same_index(
     provider, backend
 ):
+    """Checks: the connection drops while the model streams a call to the agent's
+    web search tool: two steps at index 0 with different ids, ``retrying`` then
+    ``completed``; the partial text belongs to the first, the answer (and the final
+    message) to the second; the tool call begun in the first step ends once,
+    ``interrupted``; the retry resends the same input and only the answer is
+    saved."""
     searching = Reply(
         parts=[Text(text="Searching."), ToolCall(name="web_search", args={"query": "Leeds rain"})],
         fault=Fault.cut(after_events=CUT_IN_THE_SEARCH[provider]),
@@ -183,6 +189,11 @@ async def test_a_stream_cut_halfway_is_retried_with_the_same_request(interruptin
 async def test_a_stream_interrupted_every_time_fails_after_the_retry_limit_with_a_safe_error(
     backend,
 ):
+    """Checks: every try drops mid-stream: the limit plus one tries (distinct step
+    ids, all at index 0), ``retrying`` twice with a doubling backoff then
+    ``failed``; the turn fails as a retryable ``provider`` error whose message is the
+    safe one, naming no transport internals; no ``TurnComplete``; every retry resent
+    the same input."""
     dropped = Reply.text("The forecast for Leeds is", fault=Fault.cut(after_events=5))
     backend.script(dropped, dropped, dropped)
     agent = Agent(backend.config(retry_limit=2, backoff=0.01))
@@ -215,6 +226,9 @@ async def test_a_stream_interrupted_every_time_fails_after_the_retry_limit_with_
 @pytest.mark.anyio
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 async def test_a_rate_limit_fails_the_step_with_status_retry_after_and_message(provider, backend):
+    """Checks: a 429 with ``Retry-After: 5`` is not retried in the turn (one call):
+    the step and the turn fail with a retryable ``provider`` error that keeps the
+    status, the ``retry-after`` value and the provider's message."""
     backend.script(Fault.http(429, "quota exceeded", retry_after=5))
     agent = Agent(backend.config(provider))
     log = record(agent, backend.runlog())
@@ -275,6 +289,9 @@ a date in a test id would differ between xdist workers.)"""
     ],
 )
 def test_the_wait_before_a_retry_honours_a_sane_retry_after(retry_after, delay):
+    """Checks: the wait before a retry is the doubled backoff unless the provider
+    asks for longer (seconds or an HTTP date); a header that is unreadable, negative,
+    not finite or already past is ignored, and a huge one is capped."""
     if retry_after == IN_30_SECONDS:  # an HTTP date, made when the test runs
         retry_after = formatdate(time.time() + 30, usegmt=True)
     assert retry_delay(3, 0.1, retry_after) == delay

@@ -13,6 +13,9 @@ from pytest_agentreplay import FakeModel, Reply, Usage
 
 
 def test_the_sdk_streams_a_scripted_reply(scripted_model: FakeModel) -> None:
+    """Checks: the real SDK, with no client or URL given, streams the scripted reply
+    as several text deltas that add up to the final message, with the scripted
+    usage; the fake logs one completed streaming call with the user's question."""
     scripted_model.script(
         Reply.text("Leeds is sunny today.", usage=Usage(input_tokens=12, output_tokens=6))
     )

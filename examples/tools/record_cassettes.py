@@ -18,8 +18,10 @@ What it does:
    before the test's first model call (``AGENT_EXAMPLES_SCRIPTS``);
 3. the plugin tees every response into ``cassettes/<module>/<test>.yaml``, scrubbed.
 
-A script entry may also ask the server to edit what it relays, in a way a fake model
-cannot: ``add_fields`` adds JSON fields to every event.
+A script entry may also ask the server to edit what it relays, as a gateway in
+front of the provider does: ``add_fields`` adds JSON fields to every event (a field
+the event already has is kept, as ``Reply(event_fields=...)`` keeps it). The
+cassette then holds events the plugin's renderer did not write.
 """
 
 from __future__ import annotations
@@ -132,13 +134,15 @@ def handler(script: Script) -> type[http.server.BaseHTTPRequestHandler]:
 
 
 def edited(chunk: bytes, fields: dict[str, Any] | None) -> bytes:
-    """``chunk`` with ``fields`` added to the JSON of its ``data:`` lines."""
+    """``chunk`` with ``fields`` added to the JSON of its ``data:`` lines; a field the
+    event already has is kept (Anthropic's error event keeps its ``error`` object)."""
     if not fields:
         return chunk
     lines = chunk.decode().split("\n")
     for n, line in enumerate(lines):
         if line.startswith("data: {"):
-            data = {**json.loads(line[6:]), **fields}
+            data = json.loads(line[6:])
+            data.update({key: value for key, value in fields.items() if key not in data})
             lines[n] = "data: " + json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return "\n".join(lines).encode()
 
