@@ -5,12 +5,15 @@ same context always gives the same request, which is what a retry must send), an
 makes one model call (:meth:`call`), streaming or not. While streaming it reports
 text deltas and tool calls as they begin. Both return a :class:`ModelReply`; its
 ``stop_reason`` is ``None`` when a stream ended before the provider said it was done.
+A stream that fails after its 200 raises a :class:`~.errors.MidStreamError` that keeps
+the headers of its response (its ``retry-after``, its request id).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -18,6 +21,7 @@ import anthropic
 import openai
 
 from .config import DEFAULT_MODELS, SessionConfig, Tool
+from .errors import SDK_ERRORS, MidStreamError
 from .events import Usage
 from .store import Message, ToolUse
 
@@ -30,6 +34,27 @@ OnServerTool = Callable[[str, str, ServerToolPhase], None]
 
 def _ignore(call_id: str, name: str, phase: ServerToolPhase) -> None:
     """The provider-side tools of a provider that has none (OpenAI Chat)."""
+
+
+@dataclass
+class _Response:
+    """The headers of the response a streamed call reads, once it has begun."""
+
+    headers: Mapping[str, str] | None = None
+
+
+@contextmanager
+def _headers_kept(response: _Response) -> Iterator[None]:
+    """Raise a failure after the response began as a :class:`MidStreamError` with its
+    headers. Without this the agent lost an overloaded stream's ``retry-after`` and
+    request id (issue 21, G3): the SDKs raise a dropped stream and OpenAI's error
+    chunk without the response they came in."""
+    try:
+        yield
+    except SDK_ERRORS as exc:
+        if response.headers is None:  # an HTTP error: it has its own response
+            raise
+        raise MidStreamError(exc, response.headers) from exc
 
 
 @dataclass
@@ -126,15 +151,25 @@ class AnthropicClient:
             for block in message.content:  # the JSON path learns of its searches at the end
                 _server_tool_block(block, on_server_tool)
             return _anthropic_reply(message)
-        async with self.sdk.messages.stream(**request) as events:
-            async for event in events:
-                if event.type == "text":
-                    on_text(event.text)
-                elif event.type == "content_block_start" and event.content_block.type == "tool_use":
-                    on_tool(event.content_block.id, event.content_block.name)
-                elif event.type == "content_block_start":
-                    _server_tool_block(event.content_block, on_server_tool)
-            return _anthropic_reply(await events.get_final_message())
+        response = _Response()
+        with _headers_kept(response):
+            async with self.sdk.messages.stream(**request) as events:
+                response.headers = events.response.headers
+                async for event in events:
+                    if event.type == "text":
+                        on_text(event.text)
+                    elif event.type == "content_block_start":
+                        _block_begins(event.content_block, on_tool, on_server_tool)
+                return _anthropic_reply(await events.get_final_message())
+
+
+def _block_begins(block: Any, on_tool: OnTool, on_server_tool: OnServerTool) -> None:
+    """Report a content block as it begins: a tool call of the agent's, or a block of
+    a tool the provider runs."""
+    if block.type == "tool_use":
+        on_tool(block.id, block.name)
+    else:
+        _server_tool_block(block, on_server_tool)
 
 
 def _server_tool_block(block: Any, on_server_tool: OnServerTool) -> None:
@@ -231,10 +266,13 @@ class OpenAIClient:
             return _openai_reply(await self.sdk.chat.completions.create(**request))
         # ``async with``: a consumer that stops early (an interrupt, a crash) closes the
         # response at once, instead of leaving the connection to the garbage collector.
-        async with await self.sdk.chat.completions.create(
-            **request, stream=True, stream_options={"include_usage": True}
-        ) as chunks:
-            return await _openai_stream_reply(chunks, on_text, on_tool)
+        response = _Response()
+        with _headers_kept(response):
+            async with await self.sdk.chat.completions.create(
+                **request, stream=True, stream_options={"include_usage": True}
+            ) as chunks:
+                response.headers = chunks.response.headers
+                return await _openai_stream_reply(chunks, on_text, on_tool)
 
 
 async def _openai_stream_reply(
