@@ -20,9 +20,10 @@ from typing import Any, Literal, Protocol
 import anthropic
 import openai
 
+from .citations import anthropic_citations, openai_citations
 from .config import DEFAULT_MODELS, SessionConfig, Tool
 from .errors import SDK_ERRORS, MidStreamError
-from .events import Usage
+from .events import Citation, Usage
 from .store import Message, ToolUse
 
 OnText = Callable[[str], None]
@@ -59,12 +60,13 @@ def _headers_kept(response: _Response) -> Iterator[None]:
 
 @dataclass
 class ModelReply:
-    """What one model call answered."""
+    """What one model call answered, with the web sources its text cites."""
 
     text: str = ""
     tool_calls: list[ToolUse] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     stop_reason: str | None = None
+    citations: list[Citation] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         """The reply as the write-ahead log stores it (the same for both paths)."""
@@ -73,6 +75,7 @@ class ModelReply:
             "tool_calls": [vars(call) for call in self.tool_calls],
             "usage": vars(self.usage),
             "stop_reason": self.stop_reason,
+            "citations": [vars(citation) for citation in self.citations],
         }
 
     @classmethod
@@ -82,6 +85,7 @@ class ModelReply:
             [ToolUse(**c) for c in data["tool_calls"]],
             Usage(**data["usage"]),
             data["stop_reason"],
+            [Citation(**c) for c in data.get("citations", ())],  # absent in older logs
         )
 
 
@@ -217,6 +221,7 @@ def _anthropic_reply(message: anthropic.types.Message) -> ModelReply:
             message.usage.cache_creation_input_tokens or 0,
         ),
         stop_reason=message.stop_reason,
+        citations=anthropic_citations(message.content),
     )
 
 
@@ -284,6 +289,7 @@ async def _openai_stream_reply(
     chunk, is no error.)"""
     reply = ModelReply()
     calls: dict[int, list[str]] = {}  # tool call index -> [id, name, JSON arguments]
+    annotations: list[Any] = []  # spans count in the whole content: read at the end
     async for chunk in chunks:
         if chunk.usage:
             reply.usage = _openai_usage(chunk.usage)
@@ -292,6 +298,7 @@ async def _openai_stream_reply(
             if choice.delta.content:
                 reply.text += choice.delta.content
                 on_text(choice.delta.content)
+            annotations += getattr(choice.delta, "annotations", None) or ()
             for piece in choice.delta.tool_calls or ():
                 name = piece.function.name if piece.function else None
                 arguments = piece.function.arguments if piece.function else None
@@ -302,6 +309,7 @@ async def _openai_stream_reply(
     reply.tool_calls = [
         ToolUse(call_id, name, _arguments(arguments)) for call_id, name, arguments in calls.values()
     ]
+    reply.citations = openai_citations(annotations, reply.text)
     return reply
 
 
@@ -341,6 +349,7 @@ def _openai_reply(completion: openai.types.chat.ChatCompletion) -> ModelReply:
     if completion.choices:
         choice = completion.choices[0]
         reply.text = choice.message.content or ""
+        reply.citations = openai_citations(choice.message.annotations, reply.text)
         reply.stop_reason = choice.finish_reason
         reply.tool_calls = [
             ToolUse(c.id, c.function.name, _arguments(c.function.arguments))
