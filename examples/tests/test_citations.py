@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 
+import anthropic
 import pytest
 from agent import (
     Agent,
@@ -26,6 +27,7 @@ from agent import (
     ToolBegin,
     TurnComplete,
 )
+from agent.citations import anthropic_citations, openai_citations
 from agent.providers import ModelReply
 
 from pytest_agentreplay import Citation as Cites
@@ -130,3 +132,71 @@ def test_a_store_saved_before_citations_keeps_its_messages(tmp_path):
     question, answer = Store(str(path)).messages("s")
     assert (question.text, question.citations) == ("Hello?", ())
     assert (answer.text, answer.citations) == ("Rain.", cited)
+
+
+@pytest.mark.parametrize(
+    ("start", "end"),
+    [(None, 4), (3, 2), (0, 99), (-1, 4), ("0", "4")],
+    ids=["no-start", "reversed", "past-the-end", "negative", "strings"],
+)
+def test_an_annotation_whose_span_does_not_fit_cites_the_whole_text(start, end):
+    """Checks: a ``url_citation`` whose span is missing, reversed, past the text's
+    end, negative or not integers cites the whole text (rather than a slice that
+    does not exist, or an exception that would leave the step without an end)."""
+    note = {"type": "url_citation", "url_citation": {"url": MET, "start_index": start}}
+    note["url_citation"]["end_index"] = end
+    assert openai_citations([note], "Rain.") == [Citation(MET, "", "", 0, 5)]
+
+
+def test_annotations_that_are_not_web_sources_are_left_out():
+    """Checks: an annotation of another type, or a ``url_citation`` without a URL, is
+    no web source and is left out; the others keep their order."""
+    notes = [
+        {"type": "file_citation", "file_citation": {"file_id": "file_1"}},
+        {"type": "url_citation", "url_citation": {"url": "", "start_index": 0, "end_index": 1}},
+        {"type": "url_citation", "url_citation": {"url": MET, "start_index": 0, "end_index": 4}},
+        {"type": "url_citation"},
+    ]
+    assert openai_citations(notes, "Rain.") == [Citation(MET, "", "", 0, 4)]
+    assert openai_citations(None, "Rain.") == []
+
+
+def test_an_anthropic_document_citation_is_no_web_source():
+    """Checks: of an Anthropic text block citing a document (``char_location``, no
+    URL) and a web result, only the web result is a :class:`Citation`, spanning its
+    block in the joined text."""
+    content = anthropic.types.Message.model_validate(
+        {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-6",
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+            "content": [
+                {"type": "text", "text": "Hi. "},
+                {
+                    "type": "text",
+                    "text": "Rain.",
+                    "citations": [
+                        {
+                            "type": "char_location",
+                            "cited_text": "rain",
+                            "document_index": 0,
+                            "document_title": "Forecast",
+                            "start_char_index": 0,
+                            "end_char_index": 4,
+                        },
+                        {
+                            "type": "web_search_result_location",
+                            "cited_text": "rain",
+                            "encrypted_index": "x",
+                            "title": "Met: Leeds",
+                            "url": MET,
+                        },
+                    ],
+                },
+            ],
+        }
+    ).content
+    assert anthropic_citations(content) == [Citation(MET, "Met: Leeds", "rain", 4, 9)]
