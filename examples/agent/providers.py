@@ -5,8 +5,9 @@ same context always gives the same request, which is what a retry must send), an
 makes one model call (:meth:`call`), streaming or not. While streaming it reports
 text deltas and tool calls as they begin. Both return a :class:`ModelReply`; its
 ``stop_reason`` is ``None`` when a stream ended before the provider said it was done.
-A stream that fails after its 200 raises a :class:`~.errors.MidStreamError` that keeps
-the headers of its response (its ``retry-after``, its request id).
+A call that fails after its 200 (a stream, or a JSON body, cut short; an in-stream
+error event) raises a :class:`~.errors.MidStreamError` that keeps the headers of
+its response (its ``retry-after``, its request id).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def _ignore(call_id: str, name: str, phase: ServerToolPhase) -> None:
 
 @dataclass
 class _Response:
-    """The headers of the response a streamed call reads, once it has begun."""
+    """The headers of the response a call reads, once it has begun."""
 
     headers: Mapping[str, str] | None = None
 
@@ -150,12 +151,15 @@ class AnthropicClient:
         on_tool: OnTool,
         on_server_tool: OnServerTool = _ignore,
     ) -> ModelReply:
+        response = _Response()
         if not stream:
-            message = await self.sdk.messages.create(**request)
+            with _headers_kept(response):  # a body cut after its 200 keeps the 200's headers
+                async with self.sdk.messages.with_streaming_response.create(**request) as raw:
+                    response.headers = raw.headers
+                    message = await raw.parse()
             for block in message.content:  # the JSON path learns of its searches at the end
                 _server_tool_block(block, on_server_tool)
             return _anthropic_reply(message)
-        response = _Response()
         with _headers_kept(response):
             async with self.sdk.messages.stream(**request) as events:
                 response.headers = events.response.headers
@@ -267,11 +271,16 @@ class OpenAIClient:
         on_tool: OnTool,
         on_server_tool: OnServerTool = _ignore,
     ) -> ModelReply:
+        response = _Response()
         if not stream:
-            return _openai_reply(await self.sdk.chat.completions.create(**request))
+            with _headers_kept(response):  # a body cut after its 200 keeps the 200's headers
+                async with self.sdk.chat.completions.with_streaming_response.create(
+                    **request
+                ) as raw:
+                    response.headers = raw.headers
+                    return _openai_reply(await raw.parse())
         # ``async with``: a consumer that stops early (an interrupt, a crash) closes the
         # response at once, instead of leaving the connection to the garbage collector.
-        response = _Response()
         with _headers_kept(response):
             async with await self.sdk.chat.completions.create(
                 **request, stream=True, stream_options={"include_usage": True}

@@ -114,3 +114,29 @@ async def test_a_retry_after_past_the_limit_is_capped(provider, scripted_model):
     assert result.outcome == "aborted"
     [retrying] = agent.events_of(ModelStepCompleted)
     assert (retrying.error.retry_after, retrying.retry_in) == ("86400", MAX_RETRY_WAIT)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("failure", FAILURES)
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_a_json_reply_that_fails_names_its_request_and_retry_after(
+    provider, failure, backend
+):
+    """Checks (the non-streamed path): a JSON body cut short after its 200's headers,
+    and the HTTP error a non-streamed call gets for an error event, fail the turn with
+    an error carrying the response's request id and ``retry-after``, as on a stream."""
+    fault = FAILURES[failure](None, retry_after=7, request_id="req_leeds_json")
+    backend.script(Reply.text(ANSWER, fault=fault))
+    agent = Agent(backend.config(provider, stream=False, retry_limit=0))
+
+    result = await agent.run_turn("What is the weather in Leeds?")
+
+    assert result.outcome == "failed"
+    expected = (_request_id(backend, "req_leeds_json"), "7")
+    assert (result.error.request_id, result.error.retry_after) == expected
+    [ended] = agent.events_of(ModelStepCompleted)
+    assert (ended.outcome, ended.error.request_id, ended.error.retry_after) == ("failed", *expected)
+    if backend.fake is not None:
+        outcome = "cut" if failure == "cut" else "http_error"
+        assert backend.fake.log[0].outcome == outcome
+    backend.assert_offline()
