@@ -13,6 +13,7 @@ and small enough to read in one sitting::
 * :mod:`.step_events` — the events each step emits (deltas, tool begin/end, the
   step's end);
 * :mod:`.providers` — the two SDK clients behind one shape, streaming or not;
+* :mod:`.citations` — the web sources a reply cites, from either provider;
 * :mod:`.answers` — what counts as an answer (the silent failures);
 * :mod:`.events` — what the agent reports while it works;
 * :mod:`.errors` — failures classified for the user (kind, retryable, status,
@@ -24,6 +25,7 @@ and small enough to read in one sitting::
 from .config import Provider, SessionConfig, Tool
 from .errors import AgentError, ErrorKind
 from .events import (
+    Citation,
     ErrorEvent,
     Event,
     FinalMessage,
@@ -45,6 +47,7 @@ from .turns import TurnResult
 __all__ = [
     "Agent",
     "AgentError",
+    "Citation",
     "ErrorEvent",
     "ErrorKind",
     "Event",

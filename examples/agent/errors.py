@@ -6,6 +6,11 @@ is safe to show, whether trying again may help (``retryable``), the HTTP status 
 ``retry-after`` when the provider sent them, and whether the runtime retries it by
 itself (``transient``: a dropped stream, a timeout, an overloaded or failing server).
 :func:`retry_delay` says how long to wait before such a retry.
+
+A stream that fails after its 200 (a dropped connection, an in-stream error event)
+raises an exception that has lost the response it came in: the clients wrap it in a
+:class:`MidStreamError` holding that response's headers, so that its ``retry-after``
+and request id are not lost either.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from typing import Any, Literal
@@ -41,8 +47,27 @@ _CONNECTION_ERRORS = (
     openai.APIConnectionError,
 )
 _SDK_ERRORS = (anthropic.APIError, openai.APIError)
+# The provider's request-id header: Anthropic's, then OpenAI's.
+_REQUEST_ID_HEADERS = ("request-id", "x-request-id")
 
-PROVIDER_ERRORS = (*_SDK_ERRORS, httpx2.TransportError)
+
+class MidStreamError(Exception):
+    """A model call that failed after its response began (HTTP 200): ``cause`` is what
+    the SDK raised, ``headers`` the headers of that response. The SDKs raise a dropped
+    stream (``httpx2.RemoteProtocolError``) and OpenAI's error chunk (``APIError``)
+    without the response, so an overloaded provider's ``retry-after`` and the id of
+    the failed request would be lost without it."""
+
+    def __init__(self, cause: BaseException, headers: Mapping[str, str]) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+        self.headers = headers
+
+
+SDK_ERRORS = (*_SDK_ERRORS, httpx2.TransportError)
+"""What the SDKs (and their HTTP library) raise when a model call fails."""
+
+PROVIDER_ERRORS = (*SDK_ERRORS, MidStreamError)
 """What a model call raises when the provider (or the connection to it) fails."""
 
 
@@ -114,12 +139,24 @@ def no_response() -> AgentError:
 def classify(exc: BaseException) -> AgentError:
     """The :class:`AgentError` for an exception a model call raised (one of
     :data:`PROVIDER_ERRORS`), carrying the provider's error body as text and its
-    request id."""
+    request id. A :class:`MidStreamError` is classified as its cause, with the
+    ``retry-after`` and request id of the response it failed in (unless the cause
+    names its own)."""
+    if isinstance(exc, MidStreamError):
+        error = classify(exc.cause)
+        error.retry_after = error.retry_after or _retry_after(exc.headers)
+        error.request_id = error.request_id or _request_id(exc.headers)
+        return error
     error = _classify(exc)
     if not isinstance(exc, AgentError):
         error.provider_text = _provider_text(exc)
         error.request_id = getattr(exc, "request_id", None)
     return error
+
+
+def _request_id(headers: Mapping[str, str]) -> str | None:
+    """The provider's request id, from either provider's header."""
+    return next((headers[name] for name in _REQUEST_ID_HEADERS if headers.get(name)), None)
 
 
 def _provider_text(exc: BaseException) -> str:
@@ -148,7 +185,7 @@ def _classify(exc: BaseException) -> AgentError:
     return _from_type(error_type, message, code)
 
 
-def _retry_after(headers: Any) -> str | None:
+def _retry_after(headers: Mapping[str, str]) -> str | None:
     """The provider's ``retry-after``, in seconds as sent; OpenAI's finer
     ``retry-after-ms``, when present, wins (as in the OpenAI SDK's own retries)."""
     millis = headers.get("retry-after-ms")
@@ -158,7 +195,7 @@ def _retry_after(headers: Any) -> str | None:
         seconds = math.nan
     if math.isfinite(seconds) and seconds >= 0:
         return f"{seconds:g}"
-    return headers.get("retry-after")  # type: ignore[no-any-return]
+    return headers.get("retry-after")
 
 
 def retry_delay(retry: int, backoff: float, retry_after: str | None) -> float:

@@ -39,6 +39,22 @@ class Usage:
 NO_USAGE = Usage()
 
 
+@dataclass(frozen=True)
+class Citation:
+    """A web source the model cited for part of its answer: a ``web_search_result_location``
+    citation of an Anthropic text block, a ``url_citation`` annotation of an OpenAI Chat
+    message. ``start`` / ``end`` delimit the characters of the reply's text that the
+    source supports (Anthropic cites whole text blocks: the block's span in the joined
+    text); ``cited_text`` is the passage quoted from the source (Anthropic sends it,
+    OpenAI does not)."""
+
+    url: str
+    title: str = ""
+    cited_text: str = ""
+    start: int = 0
+    end: int = 0
+
+
 @dataclass(frozen=True, kw_only=True)
 class StepEvent:
     """The ids every model-step event carries."""
@@ -63,7 +79,8 @@ class ModelStepCompleted(StepEvent):
     """A model call ended: exactly one of these per :class:`ModelStepStarted`.
     ``started_at`` repeats the start's ``at`` (a consumer that only sees the end can
     still time the step); ``stop_reason`` and ``tool_call_ids`` say, for a completed
-    step, why the model stopped and which tool calls it asked for. ``retry_in``: when
+    step, why the model stopped and which tool calls it asked for; ``citations``, the
+    web sources its text cites (see :class:`Citation`). ``retry_in``: when
     ``retrying`` after a backoff, the seconds until the retry (a user interface can say
     so)."""
 
@@ -73,6 +90,7 @@ class ModelStepCompleted(StepEvent):
     provider: str
     stop_reason: str | None = None
     tool_call_ids: tuple[str, ...] = ()
+    citations: tuple[Citation, ...] = ()
     usage: Usage | None = None
     text: str = ""
     error: AgentError | None = None
@@ -88,9 +106,11 @@ class MessageDelta(StepEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class FinalMessage(StepEvent):
-    """The agent's answer for the turn, from the step that produced it."""
+    """The agent's answer for the turn, from the step that produced it, with the web
+    sources it cites."""
 
     text: str
+    citations: tuple[Citation, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -5,20 +5,26 @@ same context always gives the same request, which is what a retry must send), an
 makes one model call (:meth:`call`), streaming or not. While streaming it reports
 text deltas and tool calls as they begin. Both return a :class:`ModelReply`; its
 ``stop_reason`` is ``None`` when a stream ended before the provider said it was done.
+A call that fails after its 200 (a stream, or a JSON body, cut short; an in-stream
+error event) raises a :class:`~.errors.MidStreamError` that keeps the headers of
+its response (its ``retry-after``, its request id).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 import anthropic
 import openai
 
+from .citations import anthropic_citations, openai_citations
 from .config import DEFAULT_MODELS, SessionConfig, Tool
-from .events import Usage
+from .errors import SDK_ERRORS, MidStreamError
+from .events import Citation, Usage
 from .store import Message, ToolUse
 
 OnText = Callable[[str], None]
@@ -33,13 +39,35 @@ def _ignore(call_id: str, name: str, phase: ServerToolPhase) -> None:
 
 
 @dataclass
+class _Response:
+    """The headers of the response a call reads, once it has begun."""
+
+    headers: Mapping[str, str] | None = None
+
+
+@contextmanager
+def _headers_kept(response: _Response) -> Iterator[None]:
+    """Raise a failure after the response began as a :class:`MidStreamError` with its
+    headers. Without this the agent lost an overloaded stream's ``retry-after`` and
+    request id (issue 21, G3): the SDKs raise a dropped stream and OpenAI's error
+    chunk without the response they came in."""
+    try:
+        yield
+    except SDK_ERRORS as exc:
+        if response.headers is None:  # an HTTP error: it has its own response
+            raise
+        raise MidStreamError(exc, response.headers) from exc
+
+
+@dataclass
 class ModelReply:
-    """What one model call answered."""
+    """What one model call answered, with the web sources its text cites."""
 
     text: str = ""
     tool_calls: list[ToolUse] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     stop_reason: str | None = None
+    citations: list[Citation] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         """The reply as the write-ahead log stores it (the same for both paths)."""
@@ -48,6 +76,7 @@ class ModelReply:
             "tool_calls": [vars(call) for call in self.tool_calls],
             "usage": vars(self.usage),
             "stop_reason": self.stop_reason,
+            "citations": [vars(citation) for citation in self.citations],
         }
 
     @classmethod
@@ -57,6 +86,7 @@ class ModelReply:
             [ToolUse(**c) for c in data["tool_calls"]],
             Usage(**data["usage"]),
             data["stop_reason"],
+            [Citation(**c) for c in data.get("citations", ())],  # absent in older logs
         )
 
 
@@ -121,20 +151,33 @@ class AnthropicClient:
         on_tool: OnTool,
         on_server_tool: OnServerTool = _ignore,
     ) -> ModelReply:
+        response = _Response()
         if not stream:
-            message = await self.sdk.messages.create(**request)
+            with _headers_kept(response):  # a body cut after its 200 keeps the 200's headers
+                async with self.sdk.messages.with_streaming_response.create(**request) as raw:
+                    response.headers = raw.headers
+                    message = await raw.parse()
             for block in message.content:  # the JSON path learns of its searches at the end
                 _server_tool_block(block, on_server_tool)
             return _anthropic_reply(message)
-        async with self.sdk.messages.stream(**request) as events:
-            async for event in events:
-                if event.type == "text":
-                    on_text(event.text)
-                elif event.type == "content_block_start" and event.content_block.type == "tool_use":
-                    on_tool(event.content_block.id, event.content_block.name)
-                elif event.type == "content_block_start":
-                    _server_tool_block(event.content_block, on_server_tool)
-            return _anthropic_reply(await events.get_final_message())
+        with _headers_kept(response):
+            async with self.sdk.messages.stream(**request) as events:
+                response.headers = events.response.headers
+                async for event in events:
+                    if event.type == "text":
+                        on_text(event.text)
+                    elif event.type == "content_block_start":
+                        _block_begins(event.content_block, on_tool, on_server_tool)
+                return _anthropic_reply(await events.get_final_message())
+
+
+def _block_begins(block: Any, on_tool: OnTool, on_server_tool: OnServerTool) -> None:
+    """Report a content block as it begins: a tool call of the agent's, or a block of
+    a tool the provider runs."""
+    if block.type == "tool_use":
+        on_tool(block.id, block.name)
+    else:
+        _server_tool_block(block, on_server_tool)
 
 
 def _server_tool_block(block: Any, on_server_tool: OnServerTool) -> None:
@@ -182,6 +225,7 @@ def _anthropic_reply(message: anthropic.types.Message) -> ModelReply:
             message.usage.cache_creation_input_tokens or 0,
         ),
         stop_reason=message.stop_reason,
+        citations=anthropic_citations(message.content),
     )
 
 
@@ -227,14 +271,22 @@ class OpenAIClient:
         on_tool: OnTool,
         on_server_tool: OnServerTool = _ignore,
     ) -> ModelReply:
+        response = _Response()
         if not stream:
-            return _openai_reply(await self.sdk.chat.completions.create(**request))
+            with _headers_kept(response):  # a body cut after its 200 keeps the 200's headers
+                async with self.sdk.chat.completions.with_streaming_response.create(
+                    **request
+                ) as raw:
+                    response.headers = raw.headers
+                    return _openai_reply(await raw.parse())
         # ``async with``: a consumer that stops early (an interrupt, a crash) closes the
         # response at once, instead of leaving the connection to the garbage collector.
-        async with await self.sdk.chat.completions.create(
-            **request, stream=True, stream_options={"include_usage": True}
-        ) as chunks:
-            return await _openai_stream_reply(chunks, on_text, on_tool)
+        with _headers_kept(response):
+            async with await self.sdk.chat.completions.create(
+                **request, stream=True, stream_options={"include_usage": True}
+            ) as chunks:
+                response.headers = chunks.response.headers
+                return await _openai_stream_reply(chunks, on_text, on_tool)
 
 
 async def _openai_stream_reply(
@@ -246,6 +298,7 @@ async def _openai_stream_reply(
     chunk, is no error.)"""
     reply = ModelReply()
     calls: dict[int, list[str]] = {}  # tool call index -> [id, name, JSON arguments]
+    annotations: list[Any] = []  # spans count in the whole content: read at the end
     async for chunk in chunks:
         if chunk.usage:
             reply.usage = _openai_usage(chunk.usage)
@@ -254,6 +307,7 @@ async def _openai_stream_reply(
             if choice.delta.content:
                 reply.text += choice.delta.content
                 on_text(choice.delta.content)
+            annotations += getattr(choice.delta, "annotations", None) or ()
             for piece in choice.delta.tool_calls or ():
                 name = piece.function.name if piece.function else None
                 arguments = piece.function.arguments if piece.function else None
@@ -264,6 +318,7 @@ async def _openai_stream_reply(
     reply.tool_calls = [
         ToolUse(call_id, name, _arguments(arguments)) for call_id, name, arguments in calls.values()
     ]
+    reply.citations = openai_citations(annotations, reply.text)
     return reply
 
 
@@ -303,6 +358,7 @@ def _openai_reply(completion: openai.types.chat.ChatCompletion) -> ModelReply:
     if completion.choices:
         choice = completion.choices[0]
         reply.text = choice.message.content or ""
+        reply.citations = openai_citations(choice.message.annotations, reply.text)
         reply.stop_reason = choice.finish_reason
         reply.tool_calls = [
             ToolUse(c.id, c.function.name, _arguments(c.function.arguments))

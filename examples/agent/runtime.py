@@ -188,7 +188,8 @@ class Agent(StepEvents):
         return await self._loop(turn, step.step_index + 1)
 
     def _final(self, step: Step, reply: ModelReply) -> ModelReply:
-        self._emit(FinalMessage(**step.ids(self.session_id), text=reply.text))
+        cited = tuple(reply.citations)
+        self._emit(FinalMessage(**step.ids(self.session_id), text=reply.text, citations=cited))
         return reply
 
     def _complete(self, turn: Turn, reply: ModelReply) -> TurnResult:
@@ -373,6 +374,7 @@ class Agent(StepEvents):
             reply.text,
             step_id=step.step_id,
             tool_calls=tuple(reply.tool_calls),
+            citations=tuple(reply.citations),
         )
         self.store.save(self._wal("completion", step, reply.as_json()), answer)
         step.partial.clear()

@@ -67,6 +67,7 @@ class StepEvents:
                 provider=step.provider or self.provider,
                 stop_reason=reply.stop_reason if reply else None,
                 tool_call_ids=tuple(call.id for call in reply.tool_calls) if reply else (),
+                citations=tuple(reply.citations) if reply else (),
                 usage=usage,
                 text=text,
                 error=error,

@@ -3,7 +3,8 @@
 Three tables:
 
 * ``messages`` — the session's saved context, in order: user questions, assistant
-  answers (with their tool calls), tool results, and error turns (``kind='error'``);
+  answers (with their tool calls and the web sources they cite), tool results, and
+  error turns (``kind='error'``);
 * ``turns`` — each turn's status (``running`` until it completes, fails or aborts)
   and, once completed, its answer and usage;
 * ``wal`` — the write-ahead log: an ``intent`` (the request) before each model
@@ -19,12 +20,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .events import NO_USAGE, Usage
+from .events import NO_USAGE, Citation, Usage
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT, turn_id TEXT, step_id TEXT,
-    role TEXT, kind TEXT, text TEXT, tool_calls TEXT, tool_call_id TEXT);
+    role TEXT, kind TEXT, text TEXT, tool_calls TEXT, tool_call_id TEXT,
+    citations TEXT DEFAULT '[]');
 CREATE TABLE IF NOT EXISTS turns (
     turn_id TEXT PRIMARY KEY, session_id TEXT, status TEXT, text TEXT,
     input_tokens INTEGER, output_tokens INTEGER, provider TEXT, model TEXT,
@@ -33,6 +35,8 @@ CREATE TABLE IF NOT EXISTS wal (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT, turn_id TEXT, step_id TEXT,
     step_index INTEGER, key TEXT, entry TEXT, body TEXT);
 """
+# A store written before messages had citations gains the column (and keeps its rows).
+CITATIONS_COLUMN = "ALTER TABLE messages ADD COLUMN citations TEXT DEFAULT '[]'"
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,7 @@ class Message:
     session_id: str = ""
     turn_id: str = ""
     step_id: str | None = None
+    citations: tuple[Citation, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -100,6 +105,9 @@ class Store:
     def __init__(self, path: str = ":memory:") -> None:
         self.db = sqlite3.connect(path, isolation_level=None)  # we BEGIN and COMMIT ourselves
         self.db.executescript(SCHEMA)
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(messages)")}
+        if "citations" not in columns:
+            self.db.execute(CITATIONS_COLUMN)
         self._listeners: list[Listener] = []
 
     def subscribe(self, listener: Listener) -> None:
@@ -187,8 +195,8 @@ class Store:
 
     def messages(self, session_id: str) -> list[Message]:
         rows = self.db.execute(
-            "SELECT role, text, kind, tool_calls, tool_call_id, session_id, turn_id, step_id "
-            "FROM messages WHERE session_id=? ORDER BY seq",
+            "SELECT role, text, kind, tool_calls, tool_call_id, session_id, turn_id, step_id, "
+            "citations FROM messages WHERE session_id=? ORDER BY seq",
             (session_id,),
         )
         return [
@@ -201,8 +209,9 @@ class Store:
                 session,
                 turn,
                 step,
+                tuple(Citation(**c) for c in json.loads(cited or "[]")),
             )
-            for role, text, kind, calls, call_id, session, turn, step in rows
+            for role, text, kind, calls, call_id, session, turn, step, cited in rows
         ]
 
     def wal(self, session_id: str) -> list[WalRecord]:
@@ -229,7 +238,7 @@ def _insert(record: Record) -> tuple[str, tuple[Any, ...]]:
         calls = json.dumps([vars(call) for call in record.tool_calls])
         return (
             "INSERT INTO messages (session_id, turn_id, step_id, role, kind, text, tool_calls, "
-            "tool_call_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "tool_call_id, citations) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 record.session_id,
                 record.turn_id,
@@ -239,6 +248,7 @@ def _insert(record: Record) -> tuple[str, tuple[Any, ...]]:
                 record.text,
                 calls,
                 record.tool_call_id,
+                json.dumps([vars(citation) for citation in record.citations]),
             ),
         )
     return (

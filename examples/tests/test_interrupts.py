@@ -84,18 +84,21 @@ async def test_an_interrupt_during_the_retry_backoff_cancels_the_retry_at_once(p
 async def test_an_interrupt_during_the_backoff_after_a_dropped_stream_cancels_the_retry(
     provider, backend
 ):
-    """Checks: a dropped stream ends its step ``retrying`` (the agent would wait 30 s);
-    an interrupt in that wait aborts the turn at once: the retry never goes out (one
-    model call, one step, no error, no answer)."""
-    backend.script(Reply.text(ANSWER, fault=Fault.cut(after_events=3)))
-    agent = Agent(backend.config(provider, backoff=30))
+    """Checks: a stream dropped after its 200, whose headers said ``retry-after: 30``,
+    ends its step ``retrying`` with that ``retry_after`` on its error, and the agent
+    waits the 30 s it asked for (the default backoff is far shorter); an interrupt in
+    that wait aborts the turn at once: the retry never goes out (one model call, one
+    step, no error, no answer)."""
+    backend.script(Reply.text(ANSWER, fault=Fault.cut(after_events=3, retry_after=30)))
+    agent = Agent(backend.config(provider))
     log = record(agent, backend.runlog())
     backing_off = when(agent, ModelStepCompleted, outcome="retrying")
 
     turn = asyncio.create_task(agent.run_turn("What is the weather in Leeds?"))
     await backing_off.wait()
     [retrying] = agent.events_of(ModelStepCompleted)
-    assert (retrying.error.kind, retrying.retry_in) == ("provider", 30)
+    assert (retrying.error.kind, retrying.error.retry_after) == ("provider", "30")
+    assert retrying.retry_in == 30  # the stream's retry-after, not the 0.01 s backoff
     agent.interrupt()
     # Not cancelled, the wait would end in 30 s and a second call go out.
     result = await turn

@@ -52,6 +52,7 @@ async def test_a_one_step_turn_reports_one_step_with_its_ids_usage_and_text(prov
     assert completed.usage == EXPECTED_USAGE[provider]
     assert completed.stop_reason == STOP[provider]
     assert completed.tool_call_ids == ()
+    assert completed.citations == ()  # no web source cited
     assert completed.text == ANSWER
 
     [final] = agent.events_of(FinalMessage)
