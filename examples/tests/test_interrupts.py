@@ -34,6 +34,28 @@ PARTIAL = "It is"
 # Events before the hold, when the stream is held after some text: Anthropic sends
 # message_start, content_block_start and ping first, OpenAI a role chunk.
 AFTER_SOME_TEXT = {"anthropic": 5, "openai": 3}
+HANG = 120  # seconds: a turn an interrupt failed to end fails the test (not a speed bound)
+
+
+@pytest.fixture
+def waits(monkeypatch: pytest.MonkeyPatch) -> list[tuple[float, str]]:
+    """Each ``asyncio.sleep`` of the test, with how it ended: ``"cancelled"`` when an
+    interrupt cut it short, ``"slept"`` when it ran its course. "At once" is then
+    proved by the backoff's own wait being cancelled, with no clock in the test."""
+    ended: list[tuple[float, str]] = []
+    sleep = asyncio.sleep
+
+    async def watched(delay: float, *args: object, **kwargs: object) -> object:
+        try:
+            result = await sleep(delay, *args, **kwargs)  # type: ignore[arg-type]
+        except asyncio.CancelledError:
+            ended.append((delay, "cancelled"))
+            raise
+        ended.append((delay, "slept"))
+        return result
+
+    monkeypatch.setattr(asyncio, "sleep", watched)
+    return ended
 
 
 def when(agent: Agent, happened: type, **fields: object) -> asyncio.Event:
@@ -50,7 +72,9 @@ def when(agent: Agent, happened: type, **fields: object) -> asyncio.Event:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
-async def test_an_interrupt_during_the_retry_backoff_cancels_the_retry_at_once(provider, backend):
+async def test_an_interrupt_during_the_retry_backoff_cancels_the_retry_at_once(
+    provider, backend, waits
+):
     """Checks: a 503 with ``Retry-After: 30`` ends its step ``retrying`` with a
     30 s wait; an interrupt during that wait aborts the turn without sitting it out:
     the retry never goes out (one call, one step), one ``TurnAborted``, no error
@@ -61,13 +85,13 @@ async def test_an_interrupt_during_the_retry_backoff_cancels_the_retry_at_once(p
     backing_off = when(agent, ModelStepCompleted, outcome="retrying")
 
     turn = asyncio.create_task(agent.run_turn("What is the weather in Leeds?"))
-    await asyncio.wait_for(backing_off.wait(), 5)
+    await asyncio.wait_for(backing_off.wait(), HANG)
     [retrying] = agent.events_of(ModelStepCompleted)
     assert (retrying.error.retry_after, retrying.retry_in) == ("30", 30)  # it waits 30 s
     agent.interrupt()
-    # Under the 30 s backoff, with room for a loaded machine: a turn that sat the
-    # backoff out fails here instead of returning.
-    result = await asyncio.wait_for(turn, 25)
+    result = await asyncio.wait_for(turn, HANG)
+    # The 30 s wait itself was cut short, not sat out.
+    assert [end for delay, end in waits if delay == 30] == ["cancelled"]
 
     assert result.outcome == "aborted"
     assert len(log.model_calls) == 1  # the retry never went out
@@ -82,7 +106,7 @@ async def test_an_interrupt_during_the_retry_backoff_cancels_the_retry_at_once(p
 @pytest.mark.anyio
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 async def test_an_interrupt_during_the_backoff_after_a_dropped_stream_cancels_the_retry(
-    provider, backend
+    provider, backend, waits
 ):
     """Checks: a stream dropped after its 200, whose headers said ``retry-after: 30``,
     ends its step ``retrying`` with that ``retry_after`` on its error, and the agent
@@ -95,13 +119,14 @@ async def test_an_interrupt_during_the_backoff_after_a_dropped_stream_cancels_th
     backing_off = when(agent, ModelStepCompleted, outcome="retrying")
 
     turn = asyncio.create_task(agent.run_turn("What is the weather in Leeds?"))
-    await backing_off.wait()
+    await asyncio.wait_for(backing_off.wait(), HANG)
     [retrying] = agent.events_of(ModelStepCompleted)
     assert (retrying.error.kind, retrying.error.retry_after) == ("provider", "30")
     assert retrying.retry_in == 30  # the stream's retry-after, not the 0.01 s backoff
     agent.interrupt()
     # Not cancelled, the wait would end in 30 s and a second call go out.
-    result = await turn
+    result = await asyncio.wait_for(turn, HANG)
+    assert [end for delay, end in waits if delay == 30] == ["cancelled"]
 
     assert result.outcome == "aborted"
     assert [call.outcome for call in log.model_calls] == ["cut"]
@@ -132,9 +157,9 @@ async def test_an_interrupt_while_the_model_request_is_blocked_ends_its_step_onc
     log = record(agent, RunLog.from_fake(blocking_model))
 
     turn = asyncio.create_task(agent.run_turn("What is the weather in Leeds?"))
-    assert await blocking_model.wait_blocked_async(timeout=5)
+    assert await blocking_model.wait_blocked_async(timeout=HANG)
     agent.interrupt()
-    result = await asyncio.wait_for(turn, 1)
+    result = await asyncio.wait_for(turn, HANG)
 
     assert result.outcome == "aborted"
     [started] = agent.events_of(ModelStepStarted)
@@ -180,9 +205,9 @@ async def test_an_interrupt_in_a_tool_answers_every_call_of_the_step(scripted_mo
     log = record(agent, RunLog.from_fake(scripted_model))
 
     turn = asyncio.create_task(agent.run_turn("What is the weather in Leeds and York?"))
-    await asyncio.wait_for(running.wait(), 5)
+    await asyncio.wait_for(running.wait(), HANG)
     agent.interrupt()
-    result = await asyncio.wait_for(turn, 1)
+    result = await asyncio.wait_for(turn, HANG)
 
     assert result.outcome == "aborted"
     ends = {end.call_id: end.outcome for end in agent.events_of(ToolEnd)}

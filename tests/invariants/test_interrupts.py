@@ -128,7 +128,7 @@ async def test_a_call_held_when_stop_is_pressed_was_made_before(
 ) -> None:
     log = RunLog.from_fake(blocking_model)
     turn = asyncio.create_task(ToyAgent(log=log).run_turn("hi", turn_id="t1"))
-    assert await blocking_model.wait_blocked_async(timeout=5)
+    assert await blocking_model.wait_blocked_async(timeout=120)  # a hang fails (no speed bound)
     log.interrupt_requested("t1")
     turn.cancel()
     with pytest.raises(asyncio.CancelledError):

@@ -38,7 +38,7 @@ async def test_a_retried_stream_ends_each_step_once(interrupting_model: FakeMode
 async def _interrupt_while_held(blocking_model: FakeModel, bugs: set[str]) -> RunLog:
     log = RunLog.from_fake(blocking_model)
     task = asyncio.create_task(ToyAgent(log=log, bugs=bugs).run_turn("hi", turn_id="t1"))
-    assert await blocking_model.wait_blocked_async(timeout=5)
+    assert await blocking_model.wait_blocked_async(timeout=120)  # a hang fails (no speed bound)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
