@@ -54,20 +54,32 @@ def ends_in_error(interaction: Interaction) -> bool:
     )
 
 
-def replayed_outcome(interaction: Interaction, outcome: str, status: int | None) -> str:
+def replayed_outcome(
+    interaction: Interaction, outcome: str, status: int | None, events_sent: int
+) -> str:
     """How a replayed call ended: the delivery's ``outcome``, named after what the client
     got (a recorded in-stream error, an HTTP error status)."""
-    if outcome == "completed" and ends_in_error(interaction):
-        outcome = "error_event"
+    whole = events_sent >= len(interaction.response.events or ())
+    if outcome in _AFTER_AN_ERROR and whole and ends_in_error(interaction):
+        outcome = "error_event"  # the client got the error event whole
     if status is not None and status >= 400 and outcome == "completed":
         return "http_error"
     return outcome
 
 
+_AFTER_AN_ERROR = frozenset({"completed", "cut", "cancelled"})
+"""How a stream whose last event is an error may end once that event was read: an SDK
+hangs up after it (recorded ``cancelled``, replayed as a cut). The call ended in the
+error event all the same, and a run log that said ``cut`` misnamed it."""
+
+
 def _live_outcome(interaction: Interaction) -> str:
     end = interaction.response.end
     if end != "complete":
-        return _LIVE_OUTCOME.get(end, end)
+        outcome = _LIVE_OUTCOME.get(end, end)
+        return (
+            "error_event" if outcome in _AFTER_AN_ERROR and ends_in_error(interaction) else outcome
+        )
     if interaction.response.status >= 400:
         return "http_error"
     return "error_event" if ends_in_error(interaction) else "completed"
@@ -99,6 +111,8 @@ def played_whole(index: int, url: str, interaction: Interaction, number: int) ->
         source="cassette",
         interaction=number,
         status=status,
-        outcome=replayed_outcome(interaction, "completed", status),
+        outcome=replayed_outcome(
+            interaction, "completed", status, len(interaction.response.events or ())
+        ),
         events_sent=len(interaction.response.events or ()),
     )

@@ -342,7 +342,7 @@ class CassetteSession:
                 source="cassette",
                 interaction=index,
                 status=status,
-                outcome=replayed_outcome(interaction, outcome, status),
+                outcome=replayed_outcome(interaction, outcome, status, events_sent),
                 events_sent=events_sent,
             )
             with self._lock:
