@@ -19,10 +19,9 @@ import contextlib
 import socket
 import socketserver
 import threading
-from urllib.parse import urlsplit
 
 from ..urls import bare_url
-from . import egress
+from . import egress, wire
 
 __all__ = ["ANSWER", "port"]
 
@@ -67,7 +66,8 @@ class _Refuse(socketserver.BaseRequestHandler):
                 head += chunk
         except OSError:
             pass  # a client that sent nothing whole is refused all the same
-        method, shown, host = _target(head.split(b"\n", 1)[0].decode("latin-1").strip())
+        method, shown = _shown(head.split(b"\n", 1)[0].decode("latin-1").strip())
+        host = wire.proxied_host(head)  # as the guard reads a proxy request it sends
         policy = egress.current()
         line = f"{ANSWER}: {method} {shown}".strip()
         if policy is not None and host:
@@ -80,15 +80,11 @@ class _Refuse(socketserver.BaseRequestHandler):
             super(socket.socket, sock).sendall(answer)
 
 
-def _target(request_line: str) -> tuple[str, str, str]:
-    """(method, the target as it may be shown, host) of a proxy request line: ``CONNECT
-    host:port`` for a tunnel, an absolute URL otherwise (shown without its query)."""
+def _shown(request_line: str) -> tuple[str, str]:
+    """(method, target) of a proxy request line as they may be shown: ``CONNECT
+    host:port`` for a tunnel, an absolute URL without its query otherwise."""
     parts = request_line.split(" ")
     if len(parts) < 2:
-        return "", "", ""
+        return "", ""
     method, target = parts[0][:16], parts[1]
-    if method.upper() == "CONNECT":
-        host = target.rsplit(":", 1)[0] if not target.endswith("]") else target
-        return method, target[:300], host.strip("[]")
-    split = urlsplit(target)
-    return method, bare_url(target)[:300], split.hostname or ""
+    return method, (target if method.upper() == "CONNECT" else bare_url(target))[:300]

@@ -176,7 +176,9 @@ def _text_or_bytes(raw: bytes) -> str | bytes | None:
 
 
 def _vcr_interaction(interaction: Interaction) -> dict[str, Any]:
-    request, response = interaction.request, interaction.response
+    request = interaction.request
+    response = vcr_response(interaction.response)  # a file holds text where it can
+    response["body"]["string"] = _text_or_bytes(response["body"]["string"]) or ""
     return {
         "request": {
             "method": request.method,
@@ -184,11 +186,7 @@ def _vcr_interaction(interaction: Interaction) -> dict[str, Any]:
             "headers": {name: [value] for name, value in request.headers.items()},
             "body": _text_or_bytes(request.content()),
         },
-        "response": {
-            "status": {"code": response.status, "message": reason_phrase(response.status)},
-            "headers": {name: [value] for name, value in response.headers.items()},
-            "body": {"string": _text_or_bytes(response_bytes(response)) or ""},
-        },
+        "response": response,
     }
 
 
