@@ -15,7 +15,6 @@ import json
 from typing import Any
 
 import anthropic
-import httpx2
 import openai
 import pytest
 
@@ -24,6 +23,7 @@ from pytest_agentreplay.cassettes.handle import AgentReplay
 from pytest_agentreplay.cassettes.io import load
 from tests import corpus, sdk
 from tests.cassettes._corpus_drive import original
+from tests.sdk_raises import raises_cut, raises_timeout
 
 pytestmark = pytest.mark.sdk
 
@@ -85,20 +85,6 @@ def _full(provider: str) -> list[Any]:
     return seen
 
 
-def _connection_error(provider: str) -> Any:
-    """What a dropped connection mid-stream raises: anthropic lets httpx2's error
-    through, openai wraps it in ``APIConnectionError``."""
-    if provider == "anthropic":
-        return pytest.raises(httpx2.RemoteProtocolError, match="peer closed connection")
-    return pytest.raises(openai.APIConnectionError)
-
-
-def _timeout_error(provider: str) -> Any:
-    if provider == "anthropic":
-        return pytest.raises(httpx2.ReadTimeout)
-    return pytest.raises(openai.APITimeoutError)
-
-
 @pytest.mark.parametrize("provider", _each_provider())
 def test_cut_after_k_events_raises_the_connection_error_after_exactly_k_events(
     provider: str, agentreplay: AgentReplay
@@ -108,10 +94,8 @@ def test_cut_after_k_events_raises_the_connection_error_after_exactly_k_events(
     agentreplay.inject(Fault.cut(after_events=k), at_call=1)
     runs: list[list[Any]] = [[], []]
     for seen in runs:
-        with _connection_error(provider) as info:
+        with raises_cut(provider, match="peer closed connection"):
             _read(provider, seen)
-        cause = info.value if provider == "anthropic" else info.value.__cause__
-        assert isinstance(cause, httpx2.RemoteProtocolError)
     full = _full(provider)
     assert runs[0] == runs[1] == full[: _surfaced(provider, k)]
     assert 0 < len(runs[0]) < len(full)
@@ -176,7 +160,7 @@ def test_timeout_before_the_response_and_mid_stream(
         _read(provider, [])
     agentreplay.inject(Fault.timeout(after_events=3), at_call=1)
     seen: list[Any] = []
-    with _timeout_error(provider):
+    with raises_timeout(provider):
         _read(provider, seen)
     assert seen == _full(provider)[: _surfaced(provider, 3)]
     assert [(c.outcome, c.status, c.events_sent) for c in agentreplay.calls[:2]] == [

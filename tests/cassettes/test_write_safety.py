@@ -334,6 +334,7 @@ def test_a_huge_stream_hits_max_body_bytes_with_a_clear_error(
 INTERRUPTED = (
     PRELUDE
     + """
+from anthropic import APIConnectionError
 from httpcore2._backends.sync import SyncStream
 
 @pytest.mark.agentreplay(allow_incomplete=bool(os.environ.get("AR_ALLOW")))
@@ -357,7 +358,7 @@ def test_interrupted(agentreplay):
                 deltas.append(text)
                 if os.environ.get("AR_INTERRUPT") and len(deltas) == 2:
                     armed.append(True)
-    except httpx2.RemoteProtocolError:
+    except (APIConnectionError, httpx2.RemoteProtocolError):  # anthropic 2.17+, older
         deltas.append("<connection dropped>")
     finally:
         SyncStream.read = read

@@ -18,13 +18,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import anthropic
-import httpx2
 import openai
 import pytest
 
 from pytest_agentreplay import Reply
 from pytest_agentreplay.cassettes import io as cassette_io
 from tests.children import run_python
+from tests.sdk_raises import cut_error, names, raises_cut
 from tests.servers import ProviderServer
 
 TIMEOUT = 300  # a hung process fails the test instead of the run (not a speed bound)
@@ -81,7 +81,7 @@ def recorded(tmp_path: Path, server: ProviderServer) -> Path:
     with serve(str(path), "--record-mode", "once", "--upstream", server.url) as served:
         assert "".join(_ask(served.url)) == "Streamed and recorded."
         assert _ask(served.url, "whole", stream=False) == ["Whole and recorded."]
-        with pytest.raises(httpx2.RemoteProtocolError):  # a real drop, passed on as one
+        with raises_cut("anthropic"):  # a real drop, passed on as one
             _ask(served.url, "cut")
     assert served.returncode == 0, served.stderr
     assert "3 recorded (written)" in served.stderr
@@ -108,8 +108,9 @@ CHILD = """
     try:
         with client.messages.stream(**ask, messages=[{"role": "user", "content": "cut"}]) as s:
             cut = list(s.text_stream)
-    except Exception as exc:
-        cut = type(exc).__name__ + ": " + str(exc)
+    except Exception as exc:  # the transport's error, wrapped by anthropic 2.17 and later
+        cause = type(exc.__cause__).__name__ if exc.__cause__ else None
+        cut = {"error": type(exc).__name__, "cause": cause, "message": str(exc)}
     print(json.dumps({"streamed": streamed, "whole": whole.content[0].text, "cut": cut}))
 """
 
@@ -120,8 +121,8 @@ def test_a_child_process_replays_the_cassette(recorded: Path) -> None:
     assert seen["streamed"] == "Streamed and recorded."
     assert seen["whole"] == "Whole and recorded."
     # The recorded cut is a dropped connection again, after the same events.
-    assert seen["cut"].startswith("RemoteProtocolError")
-    assert "incomplete chunked read" in seen["cut"]
+    assert (seen["cut"]["error"], seen["cut"]["cause"]) == names(cut_error("anthropic"))
+    assert "incomplete chunked read" in seen["cut"]["message"]
     assert served.returncode == 0, served.stderr
     assert "3 replayed" in served.stderr
 

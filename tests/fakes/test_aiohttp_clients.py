@@ -22,6 +22,7 @@ import pytest
 
 from pytest_agentreplay import FakeModel, Fault, Reply
 from tests.cassettes._plugin_runs import cassette, interactions, run_subprocess
+from tests.sdk_raises import raises_cut
 from tests.servers import ProviderServer
 
 pytestmark = [pytest.mark.sdk, pytest.mark.anyio]
@@ -93,7 +94,8 @@ async def test_a_cut_stream_is_the_backends_read_error_after_its_text(
     scripted_model: FakeModel,
 ) -> None:
     """httpx-aiohttp maps aiohttp's ``ClientPayloadError`` to ``ReadError``, as in
-    production; the text sent before the cut reached the caller."""
+    production (anthropic 2.17 and later wrap it in ``APIConnectionError``); the text
+    sent before the cut reached the caller."""
     scripted_model.script(Reply.text("one two three four", fault=Fault.cut(after_events=4)))
     seen: list[str] = []
     async with _anthropic(max_retries=0) as client:
@@ -103,7 +105,7 @@ async def test_a_cut_stream_is_the_backends_read_error_after_its_text(
                 async for text in s.text_stream:
                     seen.append(text)
 
-        with pytest.raises(httpx2.ReadError):
+        with raises_cut("anthropic", transport=httpx2.ReadError):
             await read()
     assert seen, "the text sent before the cut reached the caller"
     assert "one two three four".startswith("".join(seen))

@@ -21,6 +21,7 @@ from pytest_agentreplay import FakeModel, Fault, Reply, invariants
 from pytest_agentreplay.fakes import FakeServer
 from pytest_agentreplay.runlog import RunLog
 from tests.children import CHILD_TIMEOUT, run_python
+from tests.sdk_raises import cut_error, names
 
 pytest_plugins = ["pytester"]
 
@@ -184,8 +185,11 @@ CUT_CHILD = """
         ) as stream:
             for text in stream.text_stream:
                 deltas.append(text)
-    except Exception as exc:  # mid-stream, the SDK lets its transport's error through
-        print(json.dumps({"error": type(exc).__name__, "message": str(exc), "deltas": deltas}))
+    except Exception as exc:  # the transport's error, wrapped by anthropic 2.17 and later
+        cause = type(exc.__cause__).__name__ if exc.__cause__ else None
+        print(json.dumps({
+            "error": type(exc).__name__, "cause": cause, "message": str(exc), "deltas": deltas
+        }))
     else:
         print(json.dumps({"error": None, "deltas": deltas}))
 """
@@ -195,7 +199,7 @@ def test_a_cut_drops_the_connection_mid_stream(model_server: FakeServer) -> None
     model_server.model.script(Reply.text("one two three four", fault=Fault.cut(after_events=3)))
     seen = _child(model_server, CUT_CHILD)
     # The SDK's own transport saw the peer close mid-body: a real connection drop.
-    assert seen["error"] == "RemoteProtocolError"
+    assert (seen["error"], seen["cause"]) == names(cut_error("anthropic"))
     assert "incomplete chunked read" in seen["message"]
     (call,) = model_server.model.log
     assert (call.outcome, call.events_sent) == ("cut", 3)
@@ -225,7 +229,7 @@ def test_interrupting_model_cuts_a_child_stream_then_serves_the_retry(
 ) -> None:
     interrupting_model.script("All of it, after the retry.")
     first = _child(model_server, CUT_CHILD)
-    assert first["error"] == "RemoteProtocolError"
+    assert (first["error"], first["cause"]) == names(cut_error("anthropic"))
     second = _child(model_server, CUT_CHILD)
     assert second["error"] is None
     assert "".join(second["deltas"]) == "All of it, after the retry."

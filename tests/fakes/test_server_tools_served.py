@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import httpx2
 import openai
 import pytest
 from pydantic import ValidationError
@@ -24,6 +23,7 @@ from pytest_agentreplay.providers import codec_for
 from pytest_agentreplay.providers.base import RenderContext
 from pytest_agentreplay.runlog import RunLog, ToolCalled
 from tests import sdk
+from tests.sdk_raises import raises_cut
 
 LEEDS = "https://met.example/leeds"
 SEARCH = ServerToolCall.web_search(
@@ -34,7 +34,6 @@ ANSWER = Text(
     citations=[Citation(url=LEEDS, title="Leeds forecast", cited_text="rain from 12:00")],
 )
 SEARCHED = Reply(parts=[SEARCH, ANSWER])
-CUT = (httpx2.RemoteProtocolError, openai.APIConnectionError)
 
 
 def _anthropic(stream: bool, is_async: bool) -> Any:
@@ -173,7 +172,7 @@ def test_a_cut_between_the_search_and_its_result_leaves_it_unanswered(
     assert events[closed].event == "content_block_start"  # the result block, never sent
     scripted_model.script(SEARCHED.model_copy(update={"fault": Fault.cut(after_events=closed)}))
     seen: list[Any] = []
-    with pytest.raises(httpx2.RemoteProtocolError):
+    with raises_cut("anthropic"):
         _drain("anthropic", seen)
     snapshot = seen[-1][1]
     assert [b.type for b in snapshot.content] == ["server_tool_use"]
@@ -192,7 +191,7 @@ def test_a_cut_during_a_responses_web_search_leaves_it_in_progress(
     # created, in_progress, output_item.added (the search, in progress), then the cut
     scripted_model.script(SEARCHED.model_copy(update={"fault": Fault.cut(after_events=3)}))
     seen: list[Any] = []
-    with pytest.raises(CUT):
+    with raises_cut("openai_responses"):
         _drain("openai_responses", seen)
     [item] = [event.item for kind, event in seen if kind == "response.output_item.added"]
     assert (item.type, item.id, item.status) == (

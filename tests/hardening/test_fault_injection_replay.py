@@ -14,13 +14,13 @@ from collections.abc import Callable
 from typing import Any
 
 import anthropic
-import httpx2
 import openai
 import pytest
 
 from pytest_agentreplay import Fault
 from pytest_agentreplay.cassettes.handle import AgentReplay
 from tests.cassettes.test_replay_faults import _each_provider, _read
+from tests.sdk_raises import cut_error, timeout_error
 
 pytestmark = pytest.mark.sdk
 
@@ -37,10 +37,10 @@ DOCUMENTED: dict[str, dict[str, type[BaseException]]] = {
     "anthropic": {
         "http-500": anthropic.InternalServerError,
         "http-429": anthropic.RateLimitError,
-        "cut": httpx2.RemoteProtocolError,  # anthropic lets a mid-stream drop through
+        "cut": cut_error("anthropic")[0],  # let through unwrapped before 2.17
         "error-event": anthropic.APIStatusError,
         "timeout": anthropic.APITimeoutError,
-        "timeout-mid-stream": httpx2.ReadTimeout,
+        "timeout-mid-stream": timeout_error("anthropic")[0],
     },
     "openai": {
         "http-500": openai.InternalServerError,

@@ -150,7 +150,7 @@ def _answer(client: anthropic.Anthropic, question: str, *, grow_on_retry: bool) 
     """The README's agent: ask once more when the stream is cut (bug: with more tokens)."""
     try:
         return _ask(client, question, 256)
-    except httpx2.RemoteProtocolError:
+    except (anthropic.APIConnectionError, httpx2.RemoteProtocolError):  # 2.17+, older
         return _ask(client, question, 512 if grow_on_retry else 256)
 
 

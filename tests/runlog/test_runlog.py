@@ -9,7 +9,6 @@ import uuid
 from datetime import datetime, timezone
 
 import anthropic
-import httpx2
 import pytest
 
 import pytest_agentreplay
@@ -24,6 +23,7 @@ from pytest_agentreplay.runlog import (
     normalize,
 )
 from tests.invariants._toy import ToyAgent
+from tests.sdk_raises import raises_cut
 
 
 def test_the_builder_api_records_a_timeline() -> None:
@@ -90,7 +90,7 @@ def test_model_calls_are_read_from_the_fake_whenever_the_log_is_read() -> None:
         client.messages.create(model="m", max_tokens=9, messages=[{"role": "user", "content": "a"}])
         assert [c.outcome for c in log.model_calls] == ["completed"]
         with (
-            pytest.raises(httpx2.RemoteProtocolError),
+            raises_cut("anthropic"),
             client.messages.stream(
                 model="m", max_tokens=9, messages=[{"role": "user", "content": "b"}]
             ) as stream,
