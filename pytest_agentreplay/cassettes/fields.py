@@ -327,12 +327,22 @@ def looks_like_sse(raw: bytes) -> bool:
     return bool(_SSE_FIRST_LINE.match(first.decode("utf-8", "replace")))
 
 
-def tail(body: bytes) -> bytes:
-    """The bytes after the last blank line (what no event boundary closed)."""
-    end = 0
+def tail(body: bytes, *, more: bool = False) -> bytes:
+    """The bytes after the last blank line (what no event boundary closed).
+
+    ``more``: bytes may follow (a stream trimmed chunk by chunk). A blank line that
+    ends the buffer on a CR is then kept: an LF at the start of the next chunk is the
+    second half of that CRLF, not a line of its own (``data: x\n\r`` + ``\nevent:``
+    left a tail starting with a stray LF).
+    """
+    last = None
     for match in _BLANK_LINE.finditer(body):
-        end = match.end()
-    return body[end:]
+        last = match
+    if last is None:
+        return body
+    if more and last.end() == len(body) and body.endswith(b"\r"):
+        return body[last.start() :]
+    return body[last.end() :]
 
 
 # --- files -----------------------------------------------------------------------------

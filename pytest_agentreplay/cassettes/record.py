@@ -139,7 +139,7 @@ class InteractionSink:
             # chunk instead re-read the whole unfinished event every time: quadratic
             # in one long event (8 MB in 16 KB chunks took 11 s). end() trims once more
             # for blank lines that closed no event (a block without data).
-            self.pending[:] = tail(bytes(self.pending))
+            self.pending[:] = tail(bytes(self.pending), more=True)
 
     def end(self, how: str) -> None:
         """Called once when the body ended; builds the interaction."""

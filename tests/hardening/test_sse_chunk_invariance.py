@@ -42,6 +42,10 @@ TRAPS = (
 TAIL = b"event: last\ndata: no blank line"
 DATALESS_BLOCK = b"data: a\n\nevent: no data, so no event\n\n"
 """A blank line that dispatches nothing still ends the block before the tail."""
+CR_AT_A_CHUNK_END = b"data: \n\r\n"
+"""Split inside the CRLF of its blank line, the event is dispatched at the CR and the
+LF starts the next chunk: it must not start the tail too (found by hypothesis 6.100 in
+the lowest CI session)."""
 TRAP_CUTS = Chunking(sizes=(1, 2, 3), crlf=True, utf8=True)
 STREAMS = sse_streams(max_events=5).map(lambda s: s.body)
 URL = "/v1/messages"
@@ -71,6 +75,7 @@ def test_recording_splits_any_chunking_like_the_reference_and_passes_bytes_throu
     @given(body=STREAMS, chunking=chunkings(), tail=st.booleans())
     @example(body=TRAPS, chunking=TRAP_CUTS, tail=True)
     @example(body=DATALESS_BLOCK, chunking=TRAP_CUTS, tail=True)
+    @example(body=CR_AT_A_CHUNK_END, chunking=Chunking(sizes=(), crlf=True), tail=True)
     def check(body: bytes, chunking: Chunking, tail: bool) -> None:
         body += TAIL if tail else b""
         server.add_raw(chunking.split(body), headers={"content-type": "text/event-stream"})
