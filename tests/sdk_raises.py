@@ -29,16 +29,9 @@ from packaging.version import Version
 ANTHROPIC_WRAPS_STREAM_READS_SINCE = Version("2.17.0")
 """The first ``anthropic`` release that wraps a failed read of a streamed body."""
 
-ANTHROPIC_VERSION = Version(version("anthropic"))
-ANTHROPIC_WRAPS_STREAM_READS = ANTHROPIC_VERSION >= ANTHROPIC_WRAPS_STREAM_READS_SINCE
+ANTHROPIC_WRAPS_STREAM_READS = Version(version("anthropic")) >= ANTHROPIC_WRAPS_STREAM_READS_SINCE
 
 Expected = tuple[type[BaseException], "type[BaseException] | None"]
-
-
-def names(expected: Expected) -> tuple[str, str | None]:
-    """``expected`` as class names, to compare with what a child process reports."""
-    raised, cause = expected
-    return raised.__name__, cause.__name__ if cause else None
 
 
 def _sdk(provider: str) -> str:
@@ -76,9 +69,6 @@ def timeout_error(provider: str, *, stream: bool = True) -> Expected:
 
 _FAMILIES = (httpx2.TransportError, anthropic.APIError, openai.APIError)
 
-CUT_ERRORS = (anthropic.APIConnectionError, openai.APIConnectionError, httpx2.RemoteProtocolError)
-"""What agent code catches for a cut stream on every supported version (see the docs)."""
-
 
 def _describe(provider: str) -> str:
     name = _sdk(provider)
@@ -112,6 +102,19 @@ def raises_expected(provider: str, expected: Expected, match: str | None = None)
     transport = got if cause is None else got.__cause__
     if match is not None:
         assert re.search(match, str(transport)), f"{match!r} not in {str(transport)!r}"
+
+
+def assert_reported(provider: str, reported: dict[str, Any], expected: Expected) -> None:
+    """A child process's report of what it caught (class names under ``error`` and
+    ``cause``) is ``expected``; an unwrapped transport error's own cause is not compared
+    (httpx2 chains httpcore2's error of the same name)."""
+    raised, cause = expected
+    assert reported["error"] == raised.__name__, (
+        f"{_describe(provider)} raised {reported['error']} in the child, the suite expects"
+        f" {raised.__name__} for this version: see tests/sdk_raises.py"
+    )
+    if cause is not None:
+        assert reported["cause"] == cause.__name__, f"{_describe(provider)}: {reported}"
 
 
 def raises_cut(

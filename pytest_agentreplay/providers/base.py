@@ -248,7 +248,7 @@ class Codec(ABC):
 
     def parse_call(self, method: str, target: str, body: Mapping[str, Any]) -> Request:
         """A request in neutral form, knowing where it was sent: ``target`` is the path
-        with its query (``/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse``).
+        with its query (``/v1beta/models/gemini-3.5-flash-lite:streamGenerateContent?alt=sse``).
 
         Most providers say everything in the body (:meth:`parse_request`); Gemini puts
         the model and whether to stream in the path, so its codec overrides this.

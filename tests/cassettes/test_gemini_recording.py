@@ -30,15 +30,16 @@ from google.genai import types
 
 URL = os.environ["AR_SERVER"]
 KEY = os.environ["AR_KEY"]
+MODEL = "gemini-3.5-flash-lite"
 
 
 @pytest.mark.agentreplay
 def test_gemini(agentreplay):
     client = genai.Client(api_key=KEY, http_options=types.HttpOptions(base_url=URL))
-    whole = client.models.generate_content(model="gemini-2.5-flash", contents="Leeds?")
-    chunks = list(client.models.generate_content_stream(model="gemini-2.5-flash", contents="York?"))
+    whole = client.models.generate_content(model=MODEL, contents="Leeds?")
+    chunks = list(client.models.generate_content_stream(model=MODEL, contents="York?"))
     raw = httpx.post(
-        URL + "/v1beta/models/gemini-2.5-flash:generateContent?key=" + KEY,
+        URL + "/v1beta/models/" + MODEL + ":generateContent?key=" + KEY,
         json={"contents": [{"role": "user", "parts": [{"text": "Hull?"}]}]},
     ).json()
     parts = [p for c in chunks for p in c.candidates[0].content.parts]

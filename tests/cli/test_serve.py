@@ -24,7 +24,7 @@ import pytest
 from pytest_agentreplay import Reply
 from pytest_agentreplay.cassettes import io as cassette_io
 from tests.children import run_python
-from tests.sdk_raises import cut_error, names, raises_cut
+from tests.sdk_raises import assert_reported, cut_error, raises_cut
 from tests.servers import ProviderServer
 
 TIMEOUT = 300  # a hung process fails the test instead of the run (not a speed bound)
@@ -121,7 +121,7 @@ def test_a_child_process_replays_the_cassette(recorded: Path) -> None:
     assert seen["streamed"] == "Streamed and recorded."
     assert seen["whole"] == "Whole and recorded."
     # The recorded cut is a dropped connection again, after the same events.
-    assert (seen["cut"]["error"], seen["cut"]["cause"]) == names(cut_error("anthropic"))
+    assert_reported("anthropic", seen["cut"], cut_error("anthropic"))
     assert "incomplete chunked read" in seen["cut"]["message"]
     assert served.returncode == 0, served.stderr
     assert "3 replayed" in served.stderr

@@ -22,7 +22,7 @@ from pytest_agentreplay.invariants import assert_stream_parity
 
 pytestmark = pytest.mark.sdk
 
-MODEL = "gemini-2.5-flash"
+MODEL = "gemini-3.5-flash-lite"
 
 
 def client(**options: Any) -> genai.Client:

@@ -21,7 +21,7 @@ from pytest_agentreplay import FakeModel, Fault, Reply, invariants
 from pytest_agentreplay.fakes import FakeServer
 from pytest_agentreplay.runlog import RunLog
 from tests.children import CHILD_TIMEOUT, run_python
-from tests.sdk_raises import cut_error, names
+from tests.sdk_raises import assert_reported, cut_error
 
 pytest_plugins = ["pytester"]
 
@@ -199,7 +199,7 @@ def test_a_cut_drops_the_connection_mid_stream(model_server: FakeServer) -> None
     model_server.model.script(Reply.text("one two three four", fault=Fault.cut(after_events=3)))
     seen = _child(model_server, CUT_CHILD)
     # The SDK's own transport saw the peer close mid-body: a real connection drop.
-    assert (seen["error"], seen["cause"]) == names(cut_error("anthropic"))
+    assert_reported("anthropic", seen, cut_error("anthropic"))
     assert "incomplete chunked read" in seen["message"]
     (call,) = model_server.model.log
     assert (call.outcome, call.events_sent) == ("cut", 3)
@@ -229,7 +229,7 @@ def test_interrupting_model_cuts_a_child_stream_then_serves_the_retry(
 ) -> None:
     interrupting_model.script("All of it, after the retry.")
     first = _child(model_server, CUT_CHILD)
-    assert (first["error"], first["cause"]) == names(cut_error("anthropic"))
+    assert_reported("anthropic", first, cut_error("anthropic"))
     second = _child(model_server, CUT_CHILD)
     assert second["error"] is None
     assert "".join(second["deltas"]) == "All of it, after the retry."

@@ -14,7 +14,7 @@ PATHS = {
     "anthropic": "/v1/messages",
     "openai_chat": "/v1/chat/completions",
     "openai_responses": "/v1/responses",
-    "gemini": "/v1beta/models/gemini-2.5-flash:generateContent",
+    "gemini": "/v1beta/models/gemini-3.5-flash-lite:generateContent",
 }
 
 

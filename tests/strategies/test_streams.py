@@ -61,9 +61,10 @@ def test_chunkings_include_cuts_inside_crlf_and_inside_utf8() -> None:
     def utf8(c: Chunking) -> bool:
         return _inside_utf8(CRLF_AND_UTF8, c.split(CRLF_AND_UTF8))
 
-    # By size, anywhere (one byte a chunk cuts everywhere)...
-    assert minimal(chunkings(), crlf).sizes
-    assert minimal(chunkings(), utf8).sizes
+    # By size, anywhere (one byte a chunk cuts everywhere): which of the two ways the
+    # shrinker prefers depends on hypothesis's release, so ask for sizes alone...
+    assert minimal(chunkings(), lambda c: crlf(c) and not (c.crlf or c.utf8)).sizes
+    assert minimal(chunkings(), lambda c: utf8(c) and not (c.crlf or c.utf8)).sizes
     # ... and on purpose, whatever the sizes.
     assert minimal(chunkings(), lambda c: crlf(c) and not c.sizes) == Chunking(crlf=True)
     assert minimal(chunkings(), lambda c: utf8(c) and not c.sizes) == Chunking(utf8=True)
