@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import gc
 import re
+import sys
 import textwrap
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 # Imported here, once, so that in-process pytester runs (which drop the modules a
 # run imports) reuse one copy of the SDKs, of the patched transports and of our
@@ -312,6 +314,7 @@ def _run_tests(
         # A snapshot test is first run with --snapshot-update, as its author does to
         # write the snapshots; the run below checks the tests against them.
         pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q", "--snapshot-update")
+        _forget_dropped_submodules()
     before = _files_under(pytester.path)
     _run_once(name, pytester)
     if _files_under(pytester.path) - before:
@@ -347,10 +350,28 @@ def _run_once(name: str, pytester: pytest.Pytester) -> None:
         result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-W", "error", "-q")
     finally:  # an in-process conftest may load another profile: keep the suite's
         hypothesis.settings.load_profile(profile)
+        _forget_dropped_submodules()
     outcomes = result.parseoutcomes()
     failed = {k: v for k, v in outcomes.items() if k != "passed" and v}
     assert not failed, f"{name}: {failed}\n{result.stdout.str()}"
     assert outcomes.get("passed", 0) >= 1, f"{name}: no test ran\n{result.stdout.str()}"
+
+
+def _forget_dropped_submodules() -> None:
+    """After an in-process run, pytester drops the modules the run imported, but a
+    package imported before it keeps them as attributes: the namespace package
+    ``google`` kept ``genai``. ``from google import genai`` in the next example then
+    got the dropped module while ``from google.genai import errors`` imported a new
+    one, and ``pytest.raises(errors.ClientError)`` missed the ``ClientError`` the old
+    client raised (seen with google-genai 2.30 in the lowest session)."""
+    for name, package in list(sys.modules.items()):
+        if not hasattr(package, "__path__"):
+            continue
+        for attr, value in list(vars(package).items()):
+            child = f"{name}.{attr}"
+            dropped = isinstance(value, ModuleType) and sys.modules.get(child) is not value
+            if dropped and value.__name__ == child:
+                delattr(package, attr)
 
 
 def _current_profile() -> str:

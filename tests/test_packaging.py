@@ -50,6 +50,11 @@ def test_every_install_line_names_this_distribution() -> None:
     assert wrong == []
 
 
-def test_the_dev_extra_pulls_the_other_extras_of_this_distribution() -> None:
-    own = [r for r in PROJECT["optional-dependencies"]["dev"] if r.startswith("pytest-agentreplay")]
-    assert own == [f"{NAME}[snapshot,hypothesis,vcr]"]
+def _own(extra: str) -> list[str]:
+    requirements = PROJECT["optional-dependencies"][extra]
+    return [r for r in requirements if r.startswith("pytest-agentreplay")]
+
+
+def test_the_test_extra_pulls_the_user_extras_and_dev_pulls_test() -> None:
+    assert _own("test") == [f"{NAME}[snapshot,hypothesis,vcr]"]
+    assert _own("dev") == [f"{NAME}[test]"]

@@ -1,0 +1,174 @@
+"""The drift sessions: the suite's SDK-facing half against the versions users really get.
+
+The main CI run installs the lock file (requirements/dev.lock), so it tests exactly what
+was tested before. That alone never notices a new SDK release, nor a floor in
+pyproject.toml that stopped working. These sessions do (CONTRIBUTING.md):
+
+- ``lowest``: the ``test`` extra with every requirement at the lowest version
+  pyproject.toml allows (uv's ``--resolution lowest-direct``: each direct requirement at
+  its floor, what they pull in at its newest). ``.ci/versions.py --lowest`` fails the
+  session when a floor could not be installed, so every floor is one that was tested.
+- ``newest``: the ``test`` extra at the newest releases on the index, ignoring the lock.
+- ``drift_check``: proves the other two can fail. It runs ``lowest`` with one package
+  pinned below the floor the suite needs (``PROBE``) and passes only if that session
+  fails with a message naming the package and the pinned version.
+
+Both drift sessions print the versions they installed, then run the tests that meet an
+SDK, a framework, an HTTP client or vcrpy (``SDK_TESTS``). ``--pin NAME==VERSION`` (after
+``--``) overrides one requirement, floors included: ``nox -s lowest -- --pin
+anthropic==2.13.0`` shows what a floor set lower would do.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+import nox
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+sys.path.insert(0, str(Path(__file__).parent / ".ci"))
+import versions
+
+nox.options.default_venv_backend = "uv"
+nox.options.error_on_external_run = True
+nox.options.sessions = ["lowest", "newest", "drift_check"]
+
+SDK_TESTS = [
+    "tests/fakes",
+    "tests/cassettes",
+    "tests/transport",
+    "tests/migration",
+    "tests/runlog",
+    "tests/invariants/test_retries.py",
+    "tests/hardening/test_fault_injection_replay.py",
+    "tests/hardening/test_egress_every_client.py",
+    "tests/cli/test_serve.py",
+    "tests/test_docs.py",
+]
+"""The fakes and faults through each SDK, record and replay, the transports and their
+clients, the frameworks, serve, the migration from vcrpy and pytest-recording, and the
+docs pages' examples (each page runs real SDK code)."""
+
+SDK_CONTRACT = ["tests/fakes/test_faults.py", "tests/test_docs.py", "-k", "faults"]
+"""The tests that pin down what an SDK raises for each fault: the table of docs/faults.md
+and the fake's faults through each SDK (see ``releases``)."""
+
+PROBE = ("vcrpy", "8.2.1", ["tests/migration/test_vcr_fixture.py"])
+"""A package, a release below the floor the suite needs, and the tests that meet it: the
+drift check pins it and expects the session to fail naming it (vcrpy 8.2.1 was allowed by
+the old floor and failed every migrated test with a ``TypeError``)."""
+
+
+def _pins(args: list[str]) -> list[str]:
+    """``--pin NAME==VERSION`` arguments as requirement lines (uv ``--override``)."""
+    pins, rest = [], list(args)
+    while rest:
+        arg = rest.pop(0)
+        if arg != "--pin" or not rest or "==" not in rest[0]:
+            raise ValueError(f"unknown argument {arg!r}: use --pin NAME==VERSION")
+        pins.append(rest.pop(0))
+    return pins
+
+
+def _install(session: nox.Session, *, lowest: bool, pins: list[str]) -> None:
+    """The ``test`` extra, at its floors or at the newest, with ``pins`` forced."""
+    options = ["--resolution", "lowest-direct"] if lowest else ["--upgrade", "--refresh"]
+    if pins:
+        overrides = Path(session.create_tmp()) / "pins.txt"
+        overrides.write_text("\n".join(pins) + "\n", encoding="utf-8")
+        options += ["--override", str(overrides)]
+        session.log(f"pinned: {', '.join(pins)}")
+    session.install(*options, "-e", ".[test]")
+    session.run("python", ".ci/versions.py", *(["--lowest"] if lowest and not pins else []))
+
+
+def _pytest(session: nox.Session, tests: list[str], **kwargs: object) -> str | bool:
+    command = ["python", "-m", "pytest", "-n", "2", "-q", "-p", "no:cacheprovider", *tests]
+    return session.run(*command, env={"CI": "true"}, **kwargs)  # type: ignore[arg-type]
+
+
+def _failed(output: object) -> bool:
+    """Whether pytest's quiet output reports a failure or an error."""
+    return re.search(r"\b\d+ (failed|errors?)\b", str(output)) is not None
+
+
+def _session_pins(session: nox.Session) -> list[str]:
+    try:
+        return _pins(session.posargs)
+    except ValueError as exc:
+        session.error(str(exc))
+
+
+@nox.session
+def lowest(session: nox.Session) -> None:
+    """The SDK-facing tests with every requirement at its declared floor."""
+    _install(session, lowest=True, pins=_session_pins(session))
+    _pytest(session, SDK_TESTS)
+
+
+@nox.session
+def newest(session: nox.Session) -> None:
+    """The SDK-facing tests with the newest release of everything on the index."""
+    _install(session, lowest=False, pins=_session_pins(session))
+    _pytest(session, SDK_TESTS)
+
+
+@nox.session
+def drift_check(session: nox.Session) -> None:
+    """``lowest`` with ``PROBE`` pinned below its floor must fail, naming it."""
+    package, release, tests = PROBE
+    _install(session, lowest=True, pins=[f"{package}=={release}"])
+    output = str(_pytest(session, ["-x", *tests], success_codes=[0, 1], silent=True))
+    if not _failed(output):
+        session.error(
+            f"the lowest session passed with {package}=={release}, below the floor the"
+            f" suite needs: the drift sessions cannot tell a floor set too low\n{output}"
+        )
+    named = re.search(rf"{re.escape(package)}\W+{re.escape(release)}", output)
+    if not named:
+        session.error(
+            f"the lowest session with {package}=={release} failed, but no message named"
+            f" {package} {release}:\n{output}"
+        )
+    session.log(f"as it should, the session failed naming it: {named.group(0)!r}")
+
+
+@nox.session
+def releases(session: nox.Session) -> None:
+    """``SDK_CONTRACT`` against every release of one package, from the floor
+    pyproject.toml declares to the newest: where a row of the "What the SDKs raise"
+    table changes, the first release that fails says so. Not run by CI (it installs
+    every release): ``nox -s releases -- anthropic``."""
+    if len(session.posargs) != 1:
+        session.error("name one package: nox -s releases -- anthropic")
+    [package] = session.posargs
+    _install(session, lowest=False, pins=[])
+    session.install("pip")  # to list the releases on the index, as pip sees them
+    listing = str(session.run("python", "-m", "pip", "index", "versions", package, silent=True))
+    found = re.search(r"Available versions: (.*)", listing)
+    if not found:
+        session.error(f"no releases of {package} on the index:\n{listing}")
+    floor = _floor(package)
+    listed = sorted(v for v in map(Version, found.group(1).split(", ")) if not v.is_prerelease)
+    results = []
+    for release in (v for v in listed if floor is None or v >= floor):
+        session.install(f"{package}=={release}")
+        output = _pytest(session, SDK_CONTRACT, success_codes=[0, 1], silent=True)
+        results.append((release, "FAILED" if _failed(output) else "passed"))
+    for release, outcome in results:
+        session.log(f"{package} {release}: {outcome}")
+    if any(outcome == "FAILED" for _, outcome in results):
+        session.error("a release fails the SDK contract: see which above")
+
+
+def _floor(package: str) -> Version | None:
+    """The floor pyproject.toml declares for ``package`` (runtime or any extra)."""
+    project = tomllib.loads(Path("pyproject.toml").read_text(encoding="utf-8"))["project"]
+    for req in versions.requirements(project, "dev"):
+        if canonicalize_name(req.name) == canonicalize_name(package):
+            return versions.floor(req)
+    return None
