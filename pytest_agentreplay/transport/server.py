@@ -464,14 +464,20 @@ class _Connection(socketserver.StreamRequestHandler):
                 drained += len(data)
 
     def _plain(self, status: int, message: str) -> None:
+        """A refusal (bad framing, a handler's surprise) in one write, then a close:
+        nothing to log, and nothing to watch (a client that half-closed after its
+        request still reads it)."""
         body = json.dumps({"error": {"type": "agentreplay_error", "message": message}}).encode()
-        headers = [
-            ("content-type", "application/json"),
-            ("content-length", str(len(body))),
-            ("x-should-retry", "false"),  # the SDKs would retry the same surprise
-        ]
+        head = (
+            f"HTTP/1.1 {status} {_reason(status)}\r\n"
+            "content-type: application/json\r\n"
+            f"content-length: {len(body)}\r\n"
+            "x-should-retry: false\r\n"  # the SDKs would retry the same surprise
+            "connection: close\r\n\r\n"
+        )
         self.close_connection = True
-        self._play(Playback(status=status, headers=headers, events=[body]))
+        with contextlib.suppress(_HungUpError):  # the client is gone: nobody to tell
+            self._write(head.encode("latin-1") + body)
 
 
 class _Sent:
