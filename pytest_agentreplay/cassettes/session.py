@@ -117,6 +117,7 @@ class CassetteSession:
                 self.index.add(request, played=False)
         self.recorded: dict[int, Interaction] = {}
         self.recorded_elsewhere: list[Interaction] = []
+        self._recorder: LiveRecorder | None = None
         self.injected: dict[int, Fault] = {}
         self._again: dict[tuple[Hashable, ...], deque[int]] = {}
         self._pending: dict[int, _Pending] = {}
@@ -170,9 +171,15 @@ class CassetteSession:
         """The live recorder for the router, when this mode records."""
         if not self.recording:
             return None
-        return LiveRecorder(
+        self._recorder = LiveRecorder(
             self._recorded, max_bytes=self.max_body_bytes, sequence_of=self._sequence_of
         )
+        return self._recorder
+
+    def end_open_streams(self) -> int:
+        """Record every live body still streaming as ``incomplete`` now, and how many
+        there were: the process is being stopped (see :meth:`LiveRecorder.end_open`)."""
+        return self._recorder.end_open("incomplete") if self._recorder is not None else 0
 
     def _sequence_of(self, request: HTTPRequest) -> int | None:
         """The number this session gave ``request`` when it was sent (see ``claims``)."""

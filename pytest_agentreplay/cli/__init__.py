@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import os
 import sys
 import textwrap
@@ -69,6 +70,16 @@ def _index(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not an interaction number: {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"interaction numbers start at 0, got {value}")
+    return value
+
+
+def _pace(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"a finite number >= 0 is needed, got {text!r}")
     return value
 
 
@@ -359,9 +370,15 @@ def _serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     parser.add_argument(
         "--pace",
-        type=float,
+        type=_pace,
         metavar="X",
         help="replay events at their recorded arrival times, scaled by X (1.0: as recorded)",
+    )
+    parser.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="also serve streams recorded while the recording was stopped (end: incomplete), "
+        "which are refused (409) by default",
     )
 
 
