@@ -19,9 +19,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..jsondiff import Mask, json_diff
-from ..redact import default_scrubber
-from .analysis import View, event_label, read_source, timings, views
-from .common import EXIT_FINDINGS, EXIT_OK, Output
+from ..redact import Scrubber, default_scrubber
+from .analysis import Source, View, event_label, read_source, timings, views
+from .common import EXIT_FINDINGS, EXIT_OK, Output, reading
 
 __all__ = ["VOLATILE_KEYS", "run_diff"]
 
@@ -215,7 +215,17 @@ def run_diff(args: argparse.Namespace, output: Output) -> int:
     """``agentreplay diff A B``."""
     scrubber = default_scrubber()
     output.mask = scrubber.mask
-    a, b = read_source(args.a), read_source(args.b)
+    with reading(args.a):
+        a = read_source(args.a)
+    with reading(args.b):
+        b = read_source(args.b)
+    with reading(f"{args.a} and {args.b}"):
+        return _diff(args, output, scrubber, a, b)
+
+
+def _diff(
+    args: argparse.Namespace, output: Output, scrubber: Scrubber, a: Source, b: Source
+) -> int:
     differ = _Differ(args.all, max(1, args.limit), output.mask)
     # Compared as they would be saved: volatile headers dropped, ids normalized.
     left, right = (c if args.all else scrubber.scrub(c) for c in (a.cassette, b.cassette))

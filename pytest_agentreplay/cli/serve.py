@@ -360,7 +360,7 @@ def _announce(
 ) -> None:
     """The URL on its own first line of stdout (what a harness reads), then a note."""
     output.print(server.url)
-    output.out.flush()
+    output.flush()
     count = sum(len(s.interactions) for s in sessions)
     names = ", ".join(str(s.path) for s in sessions)
     what = "replay only" if mode == "none" else f"record mode {mode}"

@@ -18,6 +18,8 @@ from functools import lru_cache
 from typing import Any, Literal
 from urllib.parse import quote, unquote_plus
 
+from .. import jsonparse
+
 __all__ = [
     "AUTH_SCHEMES",
     "DROPPED_HEADERS",
@@ -367,8 +369,8 @@ class Rules:
         scrubbed value re-serialised compactly (as providers send it). Text that is not
         JSON is returned as is."""
         try:
-            value = json.loads(text)
-        except (ValueError, RecursionError):
+            value = jsonparse.loads(text)
+        except ValueError:
             return text
         scrubbed = self.json_value(value)
         if scrubbed is value:

@@ -13,7 +13,6 @@ once, nests, and always cleans up; :func:`active_router` is the innermost one.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from .. import jsonparse
 from ..urls import bare_url
 from . import children, egress, patch
 from .egress import EgressBlocked, is_loopback
@@ -75,7 +75,7 @@ class HTTPRequest:
 
     def json(self) -> Any:
         """The body parsed as JSON; ``None`` for an empty body."""
-        return json.loads(self.content) if self.content else None
+        return jsonparse.loads(self.content) if self.content else None
 
 
 @dataclass
