@@ -321,7 +321,7 @@ def _diff(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--all",
         action="store_true",
         help="compare everything: all headers, volatile fields (ids, timestamps, "
-        "signatures), event data and event times, unscrubbed",
+        "signatures), event data and event times; secrets stay redacted, as in every output",
     )
     parser.add_argument(
         "--limit",

@@ -213,7 +213,7 @@ def _compare(x: View | None, y: View | None, differ: _Differ) -> list[str]:
 
 def run_diff(args: argparse.Namespace, output: Output) -> int:
     """``agentreplay diff A B``."""
-    scrubber = default_scrubber()
+    scrubber = Scrubber(keep_volatile=True) if args.all else default_scrubber()
     output.mask = scrubber.mask
     with reading(args.a):
         a = read_source(args.a)
@@ -227,8 +227,10 @@ def _diff(
     args: argparse.Namespace, output: Output, scrubber: Scrubber, a: Source, b: Source
 ) -> int:
     differ = _Differ(args.all, max(1, args.limit), output.mask)
-    # Compared as they would be saved: volatile headers dropped, ids normalized.
-    left, right = (c if args.all else scrubber.scrub(c) for c in (a.cassette, b.cassette))
+    # Compared as they would be saved: volatile headers dropped, ids normalized. With
+    # --all those are kept, but never a secret: a pytest-recording cassette holds its
+    # credential headers as recorded, and --all printed them (issue 27).
+    left, right = (scrubber.scrub(c) for c in (a.cassette, b.cassette))
     blocks = [
         block for x, y in pairs(views(left), views(right)) if (block := _compare(x, y, differ))
     ]
