@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 from .. import jsonparse
 from ..urls import bare_url
 from . import children, egress, patch
-from .egress import EgressBlocked, is_loopback
+from .egress import EgressBlocked, resolves_to_loopback
 from .gate import Gate
 from .patch import Family
 from .playback import Playback
@@ -159,9 +159,9 @@ class Router:
         """Whether a live connection to ``host`` is allowed under this router."""
         if not self.block:
             return True
-        if self.allow_loopback and is_loopback(host):
+        if egress.host_matches(host, self.allow_hosts):
             return True
-        return egress.host_matches(host, self.allow_hosts)
+        return self.allow_loopback and resolves_to_loopback(host)
 
     def refuse(self, what: str, host: str) -> EgressBlocked:
         """Record a blocked attempt and build the error naming it and the test."""
@@ -181,6 +181,15 @@ class Router:
         if not (self.block and self.guard_children):
             return None
         return children.exempt_hosts(self.allow_loopback, self.allow_hosts)
+
+    def child_policy(self) -> dict[str, Any]:
+        """What a child Python's own guard allows (see :mod:`.children`)."""
+        where = f"test {self.test}" if self.test else "code outside any test"
+        return {
+            "loopback": self.allow_loopback,
+            "hosts": list(self.allow_hosts),
+            "test": self.mask(where),
+        }
 
     def check_live(self, request: HTTPRequest) -> None:
         """Allow ``request`` to go out live, or raise :class:`EgressBlocked`."""
