@@ -28,17 +28,12 @@ _HEX = r"(?:3[0-9ADad]|[46][0-9A-Fa-f]|[57][0-9Aa]|2[BDEFbdef]|5[Ff]|7[Ee])"
 _ESCAPE = re.compile(
     r"\\+(?:u00(" + _HEX + r")|x(" + _HEX + r")|U000000(" + _HEX + r")|(/))|%(" + _HEX + r")"
 )
-# Each kind of escape found first by its fixed text (a C-speed substring search), then by
-# a pattern that starts with that text (which the regex engine also searches for fast):
-# one pattern for all of them, which starts with no fixed text, tried every position
-# and halved the backstop's speed.
+# Found first by patterns that start with fixed text (the regex engine skips ahead to it
+# at C speed): one pattern for every escape, starting with no fixed text, was tried at
+# every position and halved the backstop's speed; four substring searches cost eight
+# times what one pattern starting with a backslash costs.
 _PERCENT = re.compile("%" + _HEX)
-_BACKSLASHED = (
-    ("\\u00", re.compile(r"\\u00" + _HEX)),
-    ("\\x", re.compile(r"\\x" + _HEX)),
-    ("\\U000000", re.compile(r"\\U000000" + _HEX)),
-    ("\\/", None),
-)
+_BACKSLASHED = re.compile(r"\\(?:u00" + _HEX + r"|x" + _HEX + r"|U000000" + _HEX + r"|/)")
 
 
 @dataclass(frozen=True)
@@ -57,14 +52,9 @@ class Unescaped:
 
 
 def _has_escape(text: str) -> bool:
-    if "%" in text and _PERCENT.search(text) is not None:
+    if "\\" in text and _BACKSLASHED.search(text) is not None:
         return True
-    if "\\" not in text:
-        return False
-    return any(
-        fixed in text and (pattern is None or pattern.search(text) is not None)
-        for fixed, pattern in _BACKSLASHED
-    )
+    return "%" in text and _PERCENT.search(text) is not None
 
 
 def unescaped(text: str) -> Unescaped | None:
