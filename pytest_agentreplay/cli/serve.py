@@ -194,33 +194,49 @@ class _Cassettes:
 def _relayed(response: Any, playback: Playback, stop: threading.Event) -> Iterator[bytes]:
     """``response``'s raw bytes as they arrive, read in a thread of their own so that a
     stop never waits for the upstream; a transport failure (or the stop) ends the
-    played body the same way (a cut drops the client's connection, a timeout holds it)."""
+    played body the same way (a cut drops the client's connection, a timeout holds it).
+    Once the client is done with it (a hang-up, the stop), the reading thread lets go
+    of what it reads instead of waiting for a reader forever."""
     chunks: queue.Queue[tuple[str, Any]] = queue.Queue(16)
+    done = threading.Event()
+
+    def hand(item: tuple[str, Any]) -> bool:
+        while not done.is_set():
+            try:
+                chunks.put(item, timeout=_POLL)
+            except queue.Full:
+                continue
+            return True
+        return False
 
     def pump() -> None:
         try:
             for chunk in response.iter_raw():
-                chunks.put(("chunk", chunk))
-            chunks.put(("end", None))
+                if not hand(("chunk", chunk)):
+                    return
+            hand(("end", None))
         except Exception as exc:  # the client module's TransportError, whichever module
-            chunks.put(("error", exc))
+            hand(("error", exc))
 
     threading.Thread(target=pump, name="agentreplay-upstream-body", daemon=True).start()
-    while True:
-        try:
-            kind, value = chunks.get(timeout=_POLL)
-        except queue.Empty:
-            if stop.is_set():
-                playback.ending = "cut"
+    try:
+        while True:
+            try:
+                kind, value = chunks.get(timeout=_POLL)
+            except queue.Empty:
+                if stop.is_set():
+                    playback.ending = "cut"
+                    return
+                continue
+            if kind == "chunk":
+                yield value
+            elif kind == "error":
+                playback.ending = "timeout" if "Timeout" in type(value).__name__ else "cut"
                 return
-            continue
-        if kind == "chunk":
-            yield value
-        elif kind == "error":
-            playback.ending = "timeout" if "Timeout" in type(value).__name__ else "cut"
-            return
-        else:
-            return
+            else:
+                return
+    finally:
+        done.set()
 
 
 def _path_and_query(url: str) -> str:

@@ -350,3 +350,43 @@ def test_convert_refuses_to_write_over_a_special_file(tmp_path: Path) -> None:
     result = _run("convert", ok, "--to", "vcrpy", "-o", target)
     _one_line_error(result, target, "is not a regular file")
     assert stat.S_ISFIFO(target.lstat().st_mode)  # not a file renamed over it
+
+
+DEEP = "[" * 5000 + "]" * 5000
+DEEP_FILES = {  # every format a command reads, with JSON nested 5,000 deep where it holds JSON
+    "vcrpy.yaml": (
+        'interactions:\n- request:\n    body: \'{"model":"m","x":' + DEEP + "}'\n"
+        "    headers:\n      Content-Type:\n      - application/json\n    method: POST\n"
+        "    uri: https://api.openai.com/v1/chat/completions\n  response:\n"
+        '    body:\n      string: \'{"y":' + DEEP + "}'\n    headers:\n      Content-Type:\n"
+        "      - application/json\n    status:\n      code: 200\n      message: OK\nversion: 1\n"
+    ),
+    "body.sse.txt": (
+        'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        '"delta":{"type":"text_delta","text":"x"},"z":' + DEEP + "}\n\n"
+    ),
+    "snapshot.json": (
+        '[{"request": {"method": "POST", "url": "https://api.anthropic.com/v1/messages", '
+        '"headers": {}, "body": ' + DEEP + '}, "response": {"status_code": 200, '
+        '"headers": {}, "body": {}}}]'
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "command", ["inspect", "inspect --json", "lint", "fold", "diff --all", "convert"]
+)
+@pytest.mark.parametrize("name", DEEP_FILES)
+def test_deep_json_in_every_format_is_no_internal_error(
+    tmp_path: Path, name: str, command: str
+) -> None:
+    path, ok = tmp_path / name, _ok(tmp_path)
+    path.write_text(DEEP_FILES[name])
+    args = [a.format(f=path, ok=ok) for a in COMMANDS[command]]
+    result = _run(*args)
+    assert result.code in (0, 1, 2), result.err
+    assert "internal error" not in result.err
+    assert "RecursionError" not in result.out + result.err
+    if result.code == 2:  # one line naming the file
+        errors = [line for line in result.err.splitlines() if line.startswith("agentreplay:")]
+        assert len(errors) == 1 and str(path) in errors[0]
