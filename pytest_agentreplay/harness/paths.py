@@ -9,13 +9,11 @@ file system while staying readable and distinct:
 - a secret in the name (a test parametrized with its API key) is masked, as in every
   message, and the hash keeps such names apart (issue 27: the cassette was named after
   the key, and the summary printed it);
-- capitals in the parameters get the hash too: macOS and Windows ignore case, where
-  ``test_p[A]`` and ``test_p[a]`` were one file and the second test replayed the
-  first's recording (issue 27). A cassette recorded under the name it had before
-  (without the hash) is still found, and used, when it exists under exactly that name.
-
-A name that exists only in another case is another test's cassette, not this one:
-:class:`CassetteNameError` says so instead of replaying or overwriting it.
+- a name that another cassette of the folder has in another case gets the hash too:
+  macOS and Windows ignore case, where ``test_p[A]`` and ``test_p[a]`` were one file
+  and the second test replayed the first's recording (issue 27). The folder is read
+  as it is on every system, so the names differ everywhere (a repository recorded on
+  Linux checks out on macOS), and a name no other file shares keeps its plain form.
 """
 
 from __future__ import annotations
@@ -30,9 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from ..errors import AgentReplayError
-
-__all__ = ["CassetteNameError", "cassette_path", "checked", "safe_name", "vcrpy_path"]
+__all__ = ["cassette_path", "safe_name", "vcrpy_path"]
 
 Mask = Callable[[str], str]
 
@@ -44,42 +40,28 @@ _MAX = 150  # leave room under the usual 255-byte name limit for suffixes and te
 _CASSETTE_SUFFIXES = frozenset({".yaml", ".yml", ".json", ".txt", ".bin", ".sse"})
 
 
-class CassetteNameError(AgentReplayError):
-    """A test's cassette name exists on disk only in another case: on a file system that
-    ignores case it is another test's cassette, which this test must neither replay nor
-    overwrite."""
-
-
 def _same(text: str) -> str:
     return text
 
 
-def safe_name(name: str, mask: Mask = _same, *, cased_from: int | None = None) -> str:
+def safe_name(name: str, mask: Mask = _same, *, hashed: bool = False) -> str:
     """``name`` as a file name: unsafe characters replaced by ``-``, a secret masked.
 
-    A name that had to change, is too long, or has capitals from ``cased_from`` on (the
-    parametrize id: file systems that ignore case would take ``[A]`` for ``[a]``) gets
-    a short hash of the original: distinct tests never share a cassette. Long names
-    keep a readable prefix.
+    A name that had to change, is too long, or is ``hashed`` on request (another file
+    has it in another case) gets a short hash of the original: distinct tests never
+    share a cassette. Long names keep a readable prefix.
     """
     cleaned = _UNSAFE.sub("-", mask(name)).strip(" .") or "_"
-    cased = cased_from is not None and name[cased_from:] != name[cased_from:].lower()
-    if cleaned == name and not cased and len(cleaned.encode("utf-8")) <= _MAX:
+    if cleaned == name and not hashed and len(cleaned.encode("utf-8")) <= _MAX:
         return cleaned
     digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:12]
     prefix = cleaned.encode("utf-8")[: _MAX - 13].decode("utf-8", "ignore")
     return f"{prefix}-{digest}"
 
 
-def _stems(item: pytest.Item, mask: Mask) -> tuple[str, str]:
-    """The test's file name, and the one it had before capitals in its parameters
-    got a hash (the same when the name has none)."""
+def _test_name(item: pytest.Item) -> str:
     cls = getattr(item, "cls", None)
-    prefix = f"{cls.__name__}." if cls is not None else ""
-    name = prefix + item.name
-    bracket = item.name.find("[")
-    cased_from = len(prefix) + bracket if bracket >= 0 else None
-    return safe_name(name, mask, cased_from=cased_from), safe_name(name, mask)
+    return (f"{cls.__name__}." if cls is not None else "") + item.name
 
 
 @lru_cache(maxsize=1024)
@@ -93,14 +75,10 @@ def cassette_path(
     item: pytest.Item, cassette_dir: str, cassette: str | None, mask: Mask = _same
 ) -> Path:
     """The cassette of ``item``: the marker's ``cassette`` (relative to the module's
-    cassette folder unless absolute), else the default name (the name it had before
-    issue 27 when a cassette exists exactly there)."""
+    cassette folder unless absolute), else the default name."""
     folder = _folder(str(item.path), cassette_dir)
     if cassette is None:
-        name, before = _stems(item, mask)
-        path = folder / f"{name}.yaml"
-        older = folder / f"{before}.yaml"
-        return older if older != path and _exact(older) and not _exact(path) else path
+        return _distinct(_test_name(item), mask, lambda name: folder / f"{name}.yaml")
     given = Path(cassette)
     path = given if given.is_absolute() else folder / given
     return path if path.suffix in _CASSETTE_SUFFIXES else path.with_name(path.name + ".yaml")
@@ -118,9 +96,30 @@ def vcrpy_path(
     name (``.yaml`` is appended without one), and the result is joined to the folder
     unless it already starts with it (vcrpy's ``get_merged_config``)."""
     folder = library_dir if library_dir is not None else str(_folder(str(item.path), cassette_dir))
-    name = _stems(item, mask)[0]
-    path = os.fspath(transform(name)) if transform is not None else f"{name}.yaml"  # type: ignore[call-overload]
-    return Path(path if path.startswith(folder) else os.path.join(folder, path))
+
+    def placed(name: str) -> Path:
+        path = os.fspath(transform(name)) if transform is not None else f"{name}.yaml"  # type: ignore[call-overload]
+        return Path(path if path.startswith(folder) else os.path.join(folder, path))
+
+    return _distinct(_test_name(item), mask, placed)
+
+
+def _distinct(test: str, mask: Mask, placed: Callable[[str], Path]) -> Path:
+    """The test's file: its plain name, unless another file of the folder has that name
+    in another case (another test's, on a file system that ignores case), then the
+    hashed one. Whichever exists under exactly its name is kept."""
+    plain = placed(safe_name(test, mask))
+    hashed = placed(safe_name(test, mask, hashed=True))
+    if plain == hashed:
+        return plain
+    listing = _listing(plain.parent)
+    if _normal(plain.name) in listing:
+        return plain
+    if _normal(hashed.name) in listing:
+        return hashed
+    folded = _normal(plain.name).casefold()
+    taken = any(entry.casefold() == folded for entry in listing)
+    return hashed if taken else plain
 
 
 def _normal(name: str) -> str:
@@ -128,27 +127,8 @@ def _normal(name: str) -> str:
     return unicodedata.normalize("NFC", name)
 
 
-def _listing(folder: Path) -> list[str]:
+def _listing(folder: Path) -> frozenset[str]:
     try:
-        return [_normal(entry) for entry in os.listdir(folder)]
+        return frozenset(_normal(entry) for entry in os.listdir(folder))
     except OSError:
-        return []
-
-
-def _exact(path: Path) -> bool:
-    """Whether ``path`` exists under exactly its name (not only in another case)."""
-    return path.exists() and _normal(path.name) in _listing(path.parent)
-
-
-def checked(path: Path) -> Path:
-    """``path``, unless it exists only in another case (a file system that ignores case
-    takes the other test's file for it): then :class:`CassetteNameError`."""
-    if not path.exists() or _exact(path):
-        return path
-    wanted = _normal(path.name).casefold()
-    other = next((e for e in _listing(path.parent) if e.casefold() == wanted), "?")
-    raise CassetteNameError(
-        f"{path}: this file system ignores case, and {other!r}, another test's cassette, "
-        "has this name in another case; this test would replay or overwrite it. Rename one "
-        "of the tests, or give one @pytest.mark.agentreplay(cassette=...)."
-    )
+        return frozenset()

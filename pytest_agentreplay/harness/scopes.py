@@ -172,15 +172,15 @@ def _path(item: pytest.Item, settings: TestSettings, run: RunState) -> Path:
     """The test's cassette: ``cassette=``, else the default name (no secret in it),
     placed as vcrpy's ``cassette_library_dir`` / ``path_transformer`` say when they are
     set; never a name another test's cassette has in another case."""
-    from .paths import cassette_path, checked, vcrpy_path
+    from .paths import cassette_path, vcrpy_path
 
     folder = item.config.getini("agentreplay_cassette_dir")
     vcrpy = settings.vcrpy
     if settings.cassette is not None or vcrpy is None:
-        return checked(cassette_path(item, folder, settings.cassette, run.mask))
+        return cassette_path(item, folder, settings.cassette, run.mask)
     if vcrpy.library_dir is None and vcrpy.path_transformer is None:
-        return checked(cassette_path(item, folder, None, run.mask))
-    return checked(vcrpy_path(item, folder, vcrpy.library_dir, vcrpy.path_transformer, run.mask))
+        return cassette_path(item, folder, None, run.mask)
+    return vcrpy_path(item, folder, vcrpy.library_dir, vcrpy.path_transformer, run.mask)
 
 
 def _vcr_filters(settings: TestSettings) -> VcrFilters | None:

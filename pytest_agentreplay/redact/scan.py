@@ -146,10 +146,14 @@ def find(text: str, env: EnvNeedles, allow: frozenset[str]) -> list[Hit]:
     hits = {h for h in _plain_hits(text, env) if text[h.start : h.end] not in allow}
     view = unescaped(text)
     if view is not None:
+        spans = {(h.start, h.end) for h in hits}
         for hit in _plain_hits(view.text, env):
-            if view.text[hit.start : hit.end] not in allow:
-                start, end = view.original(hit.start), view.original(hit.end)
-                hits.add(Hit(start, end, f"{hit.kind} (escaped)"))
+            value = view.text[hit.start : hit.end]
+            start, end = view.original(hit.start), view.original(hit.end)
+            if value in allow or (start, end) in spans:
+                continue  # allowed, or found as written already
+            escaped = text[start:end] != value  # else only its context was escaped
+            hits.add(Hit(start, end, f"{hit.kind} (escaped)" if escaped else hit.kind))
     return sorted(hits)
 
 
