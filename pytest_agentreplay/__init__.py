@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         ToolCall,
         Usage,
     )
+    from .transport.children import NetworkNamespaceUnavailable, no_network
     from .transport.egress import EgressBlocked
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "Fault",
     "FaultPlan",
     "ModelCall",
+    "NetworkNamespaceUnavailable",
     "Reply",
     "Request",
     "SSEDecodeError",
@@ -54,6 +56,7 @@ __all__ = [
     "UnexpectedModelCall",
     "Usage",
     "__version__",
+    "no_network",
 ]
 
 _LAZY = {
@@ -62,6 +65,8 @@ _LAZY = {
     "SSEDecodeError": ".errors",
     "SSEEncodeError": ".errors",
     "EgressBlocked": ".transport.egress",
+    "NetworkNamespaceUnavailable": ".transport.children",
+    "no_network": ".transport.children",
     "CassetteMiss": ".cassettes.miss",
     "FakeModel": ".fakes",
     "UnexpectedModelCall": ".fakes",

@@ -317,8 +317,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     lines = run.report.lines(verbose=config.getoption("verbose") > 0)
     if lines:
         terminalreporter.write_sep("-", "agentreplay")
-        for line in lines:
-            terminalreporter.write_line(line)
+        for line in lines:  # test ids and paths may hold a parameter that is a key
+            terminalreporter.write_line(run.mask(line))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -29,11 +29,11 @@ it cannot write faithfully (a CR inside data, a newline in an event name, ...).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from . import jsonparse
 from .errors import SSEDecodeError, SSEEncodeError
 
 __all__ = [
@@ -81,7 +81,7 @@ class SSEEvent:
 
     def json(self) -> Any:
         """``data`` parsed as JSON."""
-        return json.loads(self.data)
+        return jsonparse.loads(self.data)
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,6 +41,11 @@ class Step:
     status: int = 200
     raw: Iterable[bytes] | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    hold: threading.Event | None = None
+    """Wait for this before answering (``hold_after`` None) or before event ``hold_after``."""
+    hold_after: int | None = None
+    reached: threading.Event = field(default_factory=threading.Event)
+    """Set when the answer reaches its hold."""
 
 
 @dataclass
@@ -59,6 +64,14 @@ class ProviderServer:
 
     def add(self, reply: Reply, *, delay: float = 0.0, drop_after: int | None = None) -> None:
         self.script.append(Step(reply, delay, drop_after))
+
+    def add_held(self, reply: Reply, hold: threading.Event, *, after: int | None = None) -> Step:
+        """Answer the next call with ``reply`` once ``hold`` is set: before the response
+        (``after`` None) or after ``after`` events of its stream. The step's ``reached``
+        says when the answer is held."""
+        step = Step(reply, hold=hold, hold_after=after)
+        self.script.append(step)
+        return step
 
     def add_raw(
         self,
@@ -118,6 +131,9 @@ def _handler(state: ProviderServer) -> type[http.server.BaseHTTPRequestHandler]:
             if provider is None or step is None or step.reply is None:
                 self.send_error(404)
                 return
+            if step.hold is not None and step.hold_after is None:
+                step.reached.set()
+                step.hold.wait()
             codec = codec_for(provider)
             ids = IdFactory(_prompt(body)) if state.echo else state.ids
             request = codec.parse_call("POST", self.path, body)  # Gemini: model, stream in the path
@@ -163,6 +179,9 @@ def _handler(state: ProviderServer) -> type[http.server.BaseHTTPRequestHandler]:
             state.sent_at.append(times)
             encoder = sse.SSEEncoder(line_end=line_end)
             for i, event in enumerate(events):
+                if step.hold is not None and i == step.hold_after:
+                    step.reached.set()
+                    step.hold.wait()
                 if step.drop_after is not None and i == step.drop_after:
                     self.connection.shutdown(socket.SHUT_RDWR)
                     self.close_connection = True

@@ -19,6 +19,7 @@ workers recording the same cassette) with ``fcntl.flock`` on a sibling
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import tempfile
@@ -34,10 +35,21 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None
 
-__all__ = ["atomic_write", "atomic_writer", "locked", "temp_prefix"]
+__all__ = ["NotAFileError", "atomic_write", "atomic_writer", "locked", "temp_prefix"]
 
 _STALE_AFTER = 600.0  # without flock: seconds before a dead process's temp file is swept
 _umask_lock = threading.Lock()
+
+
+class NotAFileError(OSError):
+    """The target is a device, a named pipe, a socket or a directory: replacing it would
+    put a regular file in its place (issue 27: ``convert -o`` through a link to
+    ``/dev/zero`` replaced the device node, run as root)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            errno.EEXIST, "it is not a regular file, and a write would replace it", str(path)
+        )
 
 
 def temp_prefix(target: Path) -> str:
@@ -137,9 +149,13 @@ def atomic_writer(target: str | os.PathLike[str]) -> Iterator[tuple[BinaryIO, Pa
     path = Path(os.path.realpath(target))
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        mode = stat.S_IMODE(path.stat().st_mode)
+        info = path.stat()
     except FileNotFoundError:
         mode = _default_mode()
+    else:
+        if not stat.S_ISREG(info.st_mode):
+            raise NotAFileError(path)
+        mode = stat.S_IMODE(info.st_mode)
     _sweep(path)
     fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix(path), suffix=".tmp")
     try:

@@ -14,12 +14,14 @@ whole-text reader takes over.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
 from .checks import CassetteValueError
 from .fields import looks_canonical
 from .model import Cassette, RecordedEvent, cassette_from_data
+from .reading import MAX_FILE_BYTES
 from .yaml.emit import UnstorableError, iter_interactions
 from .yaml.fast import NotCanonicalError, read_canonical_file
 
@@ -34,9 +36,10 @@ def load_big(path: str) -> Cassette | None:
     for a small file, one the canonical reader does not read, or one whose text the
     writer does not give back exactly."""
     try:
-        size = os.stat(path).st_size
-        if size < STREAMED_FROM or not _looks_canonical(Path(path)):
-            return None
+        info = os.stat(path)
+        regular = stat.S_ISREG(info.st_mode) and info.st_size <= MAX_FILE_BYTES
+        if not regular or info.st_size < STREAMED_FROM or not _looks_canonical(Path(path)):
+            return None  # the whole-file reader reads it, or says why it cannot
         data = read_canonical_file(Path(path), event=_event)
         cassette = cassette_from_data(data, json_checked=True)
         same = _writes_back(Path(path), cassette)

@@ -4,9 +4,9 @@ how it ended, in the words replayed calls and fake models share (``completed``,
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
+from .. import jsonparse
 from ..urls import bare_url
 from .model import Interaction
 
@@ -46,7 +46,7 @@ def ends_in_error(interaction: Interaction) -> bool:
     if last.event == "error":
         return True
     try:
-        data = json.loads(last.data)
+        data = jsonparse.loads(last.data)
     except ValueError:
         return False
     return isinstance(data, dict) and (

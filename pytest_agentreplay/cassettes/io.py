@@ -34,6 +34,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
+from .. import jsonparse
 from ..errors import CassetteFormatError, field_path
 from ..redact import Scrubber as DefaultRules
 from . import atomic as _files
@@ -47,6 +48,7 @@ from .formats.shape import ShapeError
 from .formats.vcrpy import from_vcr_data, vcr_versioned
 from .model import Cassette, cassette_from_data
 from .normal import normalized
+from .reading import read_file
 from .verify import verify_file
 from .yaml.emit import UnstorableError, dump_cassette, dump_interactions, iter_interactions
 from .yaml.fast import NotCanonicalError, read_canonical
@@ -226,13 +228,13 @@ def _shape_error(exc: ShapeError, text: str, path: str, located: bool) -> Casset
 
 def _from_json(text: str, path: str) -> Any:
     try:
-        return json.loads(text)
+        return jsonparse.loads(text)
     except json.JSONDecodeError as exc:
         raise CassetteFormatError(
             f"not valid JSON: {exc.msg}", path=path, line=exc.lineno, column=exc.colno
         ) from None
-    except RecursionError:
-        raise CassetteFormatError("JSON nests too deeply", path=path) from None
+    except jsonparse.TooDeepError as exc:
+        raise CassetteFormatError(str(exc), path=path) from None
     except ValueError:  # not a JSONDecodeError: an integer Python refuses to read
         raise _long_integer(text, path) from None
 
@@ -287,11 +289,7 @@ def load(path: str | os.PathLike[str]) -> Cassette:
     big = load_big(name)  # a big file the plugin wrote, never held whole (issue 18)
     if big is not None:
         return big
-    try:
-        raw = Path(name).read_bytes()
-    except IsADirectoryError:
-        raise CassetteFormatError("is a directory, not a cassette file", path=name) from None
-    return loads(raw, path=name)
+    return loads(read_file(name), path=name)  # a regular file of bounded size (issue 27)
 
 
 def load_with_format(path: str | os.PathLike[str]) -> tuple[Cassette, Format]:
@@ -301,10 +299,7 @@ def load_with_format(path: str | os.PathLike[str]) -> tuple[Cassette, Format]:
     big = load_big(name)
     if big is not None:
         return big, "agentreplay"
-    try:
-        raw = Path(name).read_bytes()
-    except IsADirectoryError:
-        raise CassetteFormatError("is a directory, not a cassette file", path=name) from None
+    raw = read_file(name)
     return loads(raw, path=name), detect_format(raw)
 
 

@@ -77,6 +77,7 @@ class InteractionSink:
         self.body = bytearray()
         self.size = 0
         self.too_large = False
+        self.ended = False  # once: a body ended by a stop is not ended again by its tee
         self._lock = threading.Lock()
 
     def _decoder(self, encoding: str) -> BodyDecoder | None:
@@ -108,7 +109,7 @@ class InteractionSink:
     def chunk(self, data: bytes) -> None:
         """Called with each raw chunk on its way to the client."""
         with self._lock:
-            if self.too_large or self.refused is not None:
+            if self.ended or self.too_large or self.refused is not None:
                 return
             self.size += len(data)
             if self.size > self.max_bytes:  # not recorded: free what was kept so far
@@ -142,8 +143,11 @@ class InteractionSink:
             self.pending[:] = tail(bytes(self.pending), more=True)
 
     def end(self, how: str) -> None:
-        """Called once when the body ended; builds the interaction."""
+        """Called when the body ended (the first call counts); builds the interaction."""
         with self._lock:
+            if self.ended:
+                return
+            self.ended = True
             self._flush(complete=how == "complete")
             if self.refused is not None:
                 self.on_done(self.refused)
@@ -211,6 +215,8 @@ class LiveRecorder:
         self.sequence_of = sequence_of
         self._count = 0
         self._lock = threading.Lock()
+        self._open: set[InteractionSink] = set()
+        self._stopped = False
 
     def _sequence(self, request: HTTPRequest) -> int:
         given = self.sequence_of(request) if self.sequence_of is not None else None
@@ -220,11 +226,34 @@ class LiveRecorder:
 
     def wrap(self, request: HTTPRequest, response: Any, family: Family, started: float) -> Any:
         sequence = self._sequence(request)
-        sink = InteractionSink(
-            request,
-            response,
-            started,
-            lambda result: self.on_done(sequence, result),
-            max_bytes=self.max_bytes,
-        )
+        sinks: list[InteractionSink] = []
+
+        def done(result: Interaction | str) -> None:
+            with self._lock:
+                self._open.discard(sinks[0])
+                stopped = self._stopped
+            if stopped and isinstance(result, Interaction) and result.response.end != "complete":
+                result = result.replace(response=result.response.replace(end="incomplete"))
+            self.on_done(sequence, result)
+
+        sink = InteractionSink(request, response, started, done, max_bytes=self.max_bytes)
+        sinks.append(sink)
+        with self._lock:
+            self._open.add(sink)
         return family.teed(response, Tee(response.stream, sink, family.classify))
+
+    def end_open(self, how: str = "incomplete") -> int:
+        """End every body still being recorded as ``how``, now; how many there were.
+
+        For a process being stopped while bodies stream in (``agentreplay serve`` on
+        SIGTERM): what each holds so far is kept, marked so that replay refuses it,
+        as a Ctrl-C in a test marks it (issue 27: it was stored as the client's hang-up,
+        ``cancelled``, and replayed as a fragment). Their readers may still be blocked
+        on the network: whatever arrives later is not recorded, and a body that ends
+        early from now on (its reader let go) is ``incomplete`` too."""
+        with self._lock:
+            self._stopped = True
+            still = list(self._open)
+        for sink in still:
+            sink.end(how)
+        return len(still)

@@ -41,6 +41,7 @@ from ..transport.playback import Playback
 from ..transport.router import HTTPRequest, Router
 from . import io as cassette_io
 from .calls import ReplayedCall, live_call, played_whole, replayed_outcome
+from .ledger import RunLedger
 from .matching import VCRPY_MATCH_ON, Index
 from .miss import CassetteMiss, cassette_miss
 from .model import Interaction, RecordedRequest
@@ -82,9 +83,9 @@ class CassetteSession:
     save_on_failure: bool = False
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     rerecord: str = ""
-    run_started: float | None = None
-    """When the test run began (``time.time()``): ``rewrite`` keeps what other tests of
-    the same run wrote into a shared cassette after it."""
+    ledger: RunLedger | None = None
+    """What this test run wrote into which cassette: ``rewrite`` keeps what other tests
+    of the same run wrote into a shared cassette (:mod:`.ledger`)."""
     filters: VcrFilters | None = None
     """vcrpy's ``filter_*`` / ``before_record_*`` / ``ignore_*`` options (:mod:`.vcr_filters`)."""
     repeats: bool = False
@@ -117,6 +118,7 @@ class CassetteSession:
                 self.index.add(request, played=False)
         self.recorded: dict[int, Interaction] = {}
         self.recorded_elsewhere: list[Interaction] = []
+        self._recorder: LiveRecorder | None = None
         self.injected: dict[int, Fault] = {}
         self._again: dict[tuple[Hashable, ...], deque[int]] = {}
         self._pending: dict[int, _Pending] = {}
@@ -170,9 +172,15 @@ class CassetteSession:
         """The live recorder for the router, when this mode records."""
         if not self.recording:
             return None
-        return LiveRecorder(
+        self._recorder = LiveRecorder(
             self._recorded, max_bytes=self.max_body_bytes, sequence_of=self._sequence_of
         )
+        return self._recorder
+
+    def end_open_streams(self) -> int:
+        """Record every live body still streaming as ``incomplete`` now, and how many
+        there were: the process is being stopped (see :meth:`LiveRecorder.end_open`)."""
+        return self._recorder.end_open("incomplete") if self._recorder is not None else 0
 
     def _sequence_of(self, request: HTTPRequest) -> int | None:
         """The number this session gave ``request`` when it was sent (see ``claims``)."""
@@ -421,7 +429,7 @@ class CassetteSession:
             [_as_stopped(i) for i in new] if interrupted else new,
             self.scrubber,
             replace_old=self.record_mode == "rewrite",
-            run_started=self.run_started,
+            ledger=self.ledger,
         )
 
 

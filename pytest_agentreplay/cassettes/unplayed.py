@@ -8,9 +8,10 @@ nearest above a cassette. Both sides know the cache's key and shape from here.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Protocol
+
+from .. import jsonparse
 
 __all__ = ["CACHE_KEY", "Cache", "last_run_unplayed", "remember"]
 
@@ -43,7 +44,7 @@ def last_run_unplayed(path: Path) -> list[int] | None:
         cache = folder / _CACHE_FILE
         if cache.is_file():
             try:
-                known = json.loads(cache.read_text(encoding="utf-8"))
+                known = jsonparse.loads(cache.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 return None
             value = known.get(str(absolute)) if isinstance(known, dict) else None

@@ -8,14 +8,17 @@ dispatches: each subcommand lives in a module of this package (``inspect``,
 
 Exit codes, for every subcommand: 0 success (clean), 1 findings (``lint``
 problems, ``diff`` differences, ``redact --check`` changes, a secret that stopped
-a write), 2 bad input (a file that does not load, a wrong option), reported as
-one line ``agentreplay: <file>: <reason>`` on stderr.
+a write), 2 bad input (a file that does not load or is no regular file of bounded
+size, a wrong option) or a file that cannot be written (a full or read-only disk),
+reported as one line ``agentreplay: <file>: <reason>`` on stderr. "Internal error"
+is kept for bugs.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import os
 import sys
 import textwrap
@@ -24,13 +27,14 @@ from collections.abc import Callable, Sequence
 
 from .._version import __version__
 from ..cassettes.modes import RECORD_MODES
-from .common import EXIT_ERROR, LINT_CHECKS, CLIError, Output
+from .common import EXIT_ERROR, LINT_CHECKS, CLIError, Output, OutputError
 
 __all__ = ["build_parser", "main"]
 
 _BAD_INPUT = (
-    "bad input: a file that does not exist or does not load, or a wrong option (one line "
-    "'agentreplay: <file>: <reason>' on stderr)"
+    "bad input: a file that does not exist, does not load or is not a regular file of at "
+    "most 1 GiB, or a wrong option; or a file that cannot be written (a full or read-only "
+    "disk); one line 'agentreplay: <file>: <reason>' on stderr"
 )
 
 
@@ -69,6 +73,16 @@ def _index(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not an interaction number: {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"interaction numbers start at 0, got {value}")
+    return value
+
+
+def _pace(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"a finite number >= 0 is needed, got {text!r}")
     return value
 
 
@@ -307,7 +321,7 @@ def _diff(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--all",
         action="store_true",
         help="compare everything: all headers, volatile fields (ids, timestamps, "
-        "signatures), event data and event times, unscrubbed",
+        "signatures), event data and event times; secrets stay redacted, as in every output",
     )
     parser.add_argument(
         "--limit",
@@ -359,9 +373,15 @@ def _serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     parser.add_argument(
         "--pace",
-        type=float,
+        type=_pace,
         metavar="X",
         help="replay events at their recorded arrival times, scaled by X (1.0: as recorded)",
+    )
+    parser.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="also serve streams recorded while the recording was stopped (end: incomplete), "
+        "which are refused (409) by default",
     )
 
 
@@ -414,19 +434,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else EXIT_ERROR
     output = Output()
     try:
-        return _command(args.command)(args, output)
+        code = _command(args.command)(args, output)
+        output.flush()  # a full disk under a redirected stdout says so here, at the latest
+        return code
     except CLIError as exc:
         output.error(exc)
         return EXIT_ERROR
     except BrokenPipeError:  # `agentreplay inspect x | head`: stop quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _silence_stdout()
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
-    except Exception:  # a bug: show it, masked (an exception message may quote a value)
-        output.mask = (
-            importlib.import_module(".redact", "pytest_agentreplay").default_scrubber().mask
-        )
-        output.note(traceback.format_exc().rstrip())
-        output.note("agentreplay: internal error (the traceback above); please report it")
+    except MemoryError:  # a file's own error names it (common.reading); this is the rest
+        output.error(CLIError(None, "out of memory"))
         return EXIT_ERROR
+    except OutputError as exc:
+        _silence_stdout()
+        output.error(CLIError(None, f"cannot write the output: {exc.reason}"))
+        return EXIT_ERROR
+    except Exception:
+        return _internal_error(output)
+
+
+def _silence_stdout() -> None:
+    """Point standard output at the null device, so that the interpreter's own flush
+    at exit does not fail a second time (a broken pipe, a full disk)."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _internal_error(output: Output) -> int:
+    """A bug: show it, masked (an exception message may quote a value)."""
+    output.mask = importlib.import_module(".redact", "pytest_agentreplay").default_scrubber().mask
+    output.note(traceback.format_exc().rstrip())
+    output.note("agentreplay: internal error (the traceback above); please report it")
+    return EXIT_ERROR

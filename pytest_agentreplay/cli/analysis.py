@@ -8,7 +8,6 @@ folds, how it ended — once, for ``inspect``, ``lint``, ``fold`` and ``diff``.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -16,9 +15,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from .. import jsonparse
 from ..cassettes.formats.detect import Format
 from ..cassettes.io import CassetteFormatError, detect_format, loads
 from ..cassettes.model import Cassette, Interaction, RecordedEvent, RecordedResponse
+from ..cassettes.reading import UnreadableFileError, read_file
 from ..errors import AgentReplayError
 from ..model import Provider, Reply, Request
 from ..providers import codec_for, detect
@@ -56,15 +57,12 @@ def decode_source(raw: bytes) -> str:
 
 
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
-    """The file's bytes; a missing or unreadable file is a :class:`CLIError`."""
+    """The file's bytes; anything but a regular file of bounded size (missing,
+    unreadable, a FIFO, a device, too big) is a :class:`CLIError` saying so."""
     try:
-        return Path(path).read_bytes()
-    except IsADirectoryError:
-        raise CLIError(path, "is a directory, not a cassette file") from None
-    except FileNotFoundError:
-        raise CLIError(path, "no such file or directory") from None
-    except OSError as exc:
-        raise CLIError(path, exc.strerror or str(exc)) from None
+        return read_file(path)
+    except UnreadableFileError as exc:
+        raise CLIError(path, exc.problem) from None
 
 
 def read_source(path: str | os.PathLike[str]) -> Source:
@@ -92,7 +90,7 @@ def event_label(event: RecordedEvent) -> str:
     if not data.startswith("{"):
         return "message"
     try:
-        payload = json.loads(data)
+        payload = jsonparse.loads(data)
     except ValueError:
         return "message"
     for key in ("type", "object"):

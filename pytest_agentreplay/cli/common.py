@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
@@ -22,8 +24,10 @@ __all__ = [
     "LINT_CHECKS",
     "CLIError",
     "Output",
+    "OutputError",
     "cassette_files",
     "one_line",
+    "reading",
 ]
 
 EXIT_OK = 0
@@ -58,6 +62,14 @@ class CLIError(Exception):
         return f"{self.path}: {self.reason}" if self.path else self.reason
 
 
+class OutputError(Exception):
+    """Standard output refused a write (a full disk it is redirected to): ``reason``."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 class Output:
     """Where a subcommand writes: stdout for results, stderr for notes and errors.
 
@@ -72,10 +84,27 @@ class Output:
         self.mask: Callable[[str], str] = _identity
 
     def print(self, text: str = "") -> None:
-        self.out.write(self.mask(text) + "\n")
+        self._out(self.mask(text) + "\n")
 
     def lines(self, lines: Iterable[str]) -> None:
-        self.out.write(self.mask("".join(f"{line}\n" for line in lines)))
+        self._out(self.mask("".join(f"{line}\n" for line in lines)))
+
+    def write(self, text: str) -> None:
+        """``text`` as it is (not masked: a cassette already checked by the backstop)."""
+        self._out(text)
+
+    def flush(self) -> None:
+        self._out("", flush=True)
+
+    def _out(self, text: str, *, flush: bool = False) -> None:
+        try:
+            self.out.write(text)
+            if flush:
+                self.out.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError(exc.strerror or str(exc)) from None
 
     def note(self, text: str) -> None:
         self.err.write(self.mask(text) + "\n")
@@ -86,6 +115,25 @@ class Output:
 
 def _identity(text: str) -> str:
     return text
+
+
+@contextmanager
+def reading(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Work on one input file: what its size or shape does to the interpreter (no
+    memory left for it, nesting too deep for Python) is a :class:`CLIError` naming it,
+    exit 2, never an internal error (issue 27)."""
+    try:
+        yield
+    except MemoryError:
+        raise CLIError(path, "too big to process in the memory available") from None
+    except RecursionError:
+        raise CLIError(path, "nests too deeply to process") from None
+
+
+def write_failed(path: str | os.PathLike[str], exc: OSError) -> CLIError:
+    """A write that the system refused (a full or read-only disk, no permission), as
+    the one-line error naming the file: atomic writes leave it as it was."""
+    return CLIError(path, f"cannot write it: {exc.strerror or exc}; the file was left as it was")
 
 
 _RAW_SSE_SUFFIXES = (".sse", ".sse.txt", ".sse.bin")
@@ -131,12 +179,22 @@ def cassette_files(paths: Iterable[str]) -> list[Path]:
     return found
 
 
+def _regular(path: Path) -> bool:
+    """Whether ``path`` is (or links to) a regular file: a named pipe, a device or a
+    socket named ``*.yaml`` in a folder is no cassette, and opening one could block
+    (issue 27: ``lint`` hung on a FIFO)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return os.path.lexists(path)  # a dangling link or a loop: reported when read
+
+
 def _walk(root: Path) -> Iterator[Path]:
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(names):
             path = Path(folder) / name
-            if _is_cassette_name(name) and looks_like_cassette(path):
+            if _is_cassette_name(name) and _regular(path) and looks_like_cassette(path):
                 yield path
 
 

@@ -11,6 +11,7 @@ What a target cannot hold is listed in a warning, not silently dropped.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from ..cassettes import atomic as _files
@@ -18,9 +19,10 @@ from ..cassettes.fields import decode_content
 from ..cassettes.formats.vcrpy import reason_phrase, response_bytes, vcr_text
 from ..cassettes.io import dumps, locked, save
 from ..cassettes.model import Cassette, RecordedResponse
+from ..cassettes.reading import is_regular_file
 from ..redact import Scrubber, SecretLeakError
 from .analysis import Source, read_source
-from .common import EXIT_FINDINGS, EXIT_OK, CLIError, Output
+from .common import EXIT_FINDINGS, EXIT_OK, CLIError, Output, reading, write_failed
 from .raw_file import comment_lines, raw_document, raw_responses
 from .redact import build_scrubber, changes, leak_reason, summary
 
@@ -143,24 +145,46 @@ def _write(target: Path, text: str, scrubbed: Cassette, to: str, scrubber: Scrub
             else:
                 _files.atomic_write(target, text.encode("utf-8"))
     except OSError as exc:
-        raise CLIError(target, f"cannot write it: {exc.strerror or exc}") from None
+        raise write_failed(target, exc) from None
 
 
 def run_convert(args: argparse.Namespace, output: Output) -> int:
     """``agentreplay convert PATH --to {agentreplay,vcrpy} [-o OUT]``."""
     scrubber = build_scrubber(args)
     output.mask = scrubber.mask
+    target = Path(args.output) if args.output else None
+    if target is not None:
+        _check_target(target)
+    with reading(args.path):
+        return _convert(args, output, scrubber, target)
+
+
+def _check_target(target: Path) -> None:
+    """The output is written atomically: a new file renamed over the old one, which
+    would replace a named pipe or a device (``-o /dev/stdout``) with a regular file."""
+    if os.path.lexists(target) and not is_regular_file(target):
+        raise CLIError(
+            target,
+            "is not a regular file; convert writes files only (leave -o out to write to "
+            "standard output)",
+        )
+
+
+def _convert(
+    args: argparse.Namespace, output: Output, scrubber: Scrubber, target: Path | None
+) -> int:
     source = read_source(args.path)
     scrubbed = scrubber.scrub(source.cassette)
     text = dumps(scrubbed) if args.to == "agentreplay" else vcr_text(scrubbed)
-    target = Path(args.output) if args.output else None
     try:
-        scrubber.check(text, target)
+        # Opaque bodies and streams as a client assembles them too (issue 27: convert
+        # to vcrpy scanned the text only).
+        scrubber.check(text, target, cassette=scrubbed)
     except SecretLeakError as exc:
         output.error(CLIError(source.path, leak_reason(exc)))
         return EXIT_FINDINGS
     if target is None:
-        output.out.write(text)
+        output.write(text)
     else:
         _write(target, text, scrubbed, args.to, scrubber)
     lost = losses(source, args.to)

@@ -19,9 +19,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..jsondiff import Mask, json_diff
-from ..redact import default_scrubber
-from .analysis import View, event_label, read_source, timings, views
-from .common import EXIT_FINDINGS, EXIT_OK, Output
+from ..redact import Scrubber, default_scrubber
+from .analysis import Source, View, event_label, read_source, timings, views
+from .common import EXIT_FINDINGS, EXIT_OK, Output, reading
 
 __all__ = ["VOLATILE_KEYS", "run_diff"]
 
@@ -213,12 +213,24 @@ def _compare(x: View | None, y: View | None, differ: _Differ) -> list[str]:
 
 def run_diff(args: argparse.Namespace, output: Output) -> int:
     """``agentreplay diff A B``."""
-    scrubber = default_scrubber()
+    scrubber = Scrubber(keep_volatile=True) if args.all else default_scrubber()
     output.mask = scrubber.mask
-    a, b = read_source(args.a), read_source(args.b)
+    with reading(args.a):
+        a = read_source(args.a)
+    with reading(args.b):
+        b = read_source(args.b)
+    with reading(f"{args.a} and {args.b}"):
+        return _diff(args, output, scrubber, a, b)
+
+
+def _diff(
+    args: argparse.Namespace, output: Output, scrubber: Scrubber, a: Source, b: Source
+) -> int:
     differ = _Differ(args.all, max(1, args.limit), output.mask)
-    # Compared as they would be saved: volatile headers dropped, ids normalized.
-    left, right = (c if args.all else scrubber.scrub(c) for c in (a.cassette, b.cassette))
+    # Compared as they would be saved: volatile headers dropped, ids normalized. With
+    # --all those are kept, but never a secret: a pytest-recording cassette holds its
+    # credential headers as recorded, and --all printed them (issue 27).
+    left, right = (scrubber.scrub(c) for c in (a.cassette, b.cassette))
     blocks = [
         block for x, y in pairs(views(left), views(right)) if (block := _compare(x, y, differ))
     ]

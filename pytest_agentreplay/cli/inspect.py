@@ -12,7 +12,7 @@ from ..redact import default_scrubber
 from .analysis import Source, View, error_summary, event_label, read_source, timings
 from .analysis import type_counts as _type_counts
 from .analysis import views as _views
-from .common import EXIT_OK, CLIError, Output
+from .common import EXIT_OK, CLIError, Output, reading
 
 __all__ = ["run_fold", "run_inspect"]
 
@@ -297,6 +297,11 @@ def _mask_output(output: Output) -> None:
 def run_inspect(args: argparse.Namespace, output: Output) -> int:
     """``agentreplay inspect PATH``."""
     _mask_output(output)
+    with reading(args.path):
+        return _inspect(args, output)
+
+
+def _inspect(args: argparse.Namespace, output: Output) -> int:
     source = read_source(args.path)
     selected = _selected(source, args.interaction)
     if args.json:
@@ -342,6 +347,11 @@ def _fold_target(source: Source, index: int | None) -> View:
 def run_fold(args: argparse.Namespace, output: Output) -> int:
     """``agentreplay fold PATH [--interaction N]``."""
     _mask_output(output)
+    with reading(args.path):
+        return _fold(args, output)
+
+
+def _fold(args: argparse.Namespace, output: Output) -> int:
     source = read_source(args.path)
     item = _fold_target(source, args.interaction)
     if item.streaming:

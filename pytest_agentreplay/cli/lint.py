@@ -18,7 +18,7 @@ from pathlib import Path
 from ..cassettes.io import CassetteFormatError, detect_format, loads
 from ..redact import Scrubber
 from .analysis import Source, decode_source, read_bytes
-from .common import EXIT_FINDINGS, EXIT_OK, LINT_CHECKS, Output, cassette_files
+from .common import EXIT_FINDINGS, EXIT_OK, LINT_CHECKS, Output, cassette_files, reading
 from .lint_checks import (
     Finding,
     LintContext,
@@ -63,7 +63,8 @@ def _enabled(args: argparse.Namespace) -> set[str]:
 def _findings(args: argparse.Namespace, scrubber: Scrubber) -> Iterator[tuple[Path, list[Finding]]]:
     enabled = _enabled(args)
     for path in cassette_files(args.paths):
-        found = [f for f in lint_file(path, scrubber) if f.check in enabled]
+        with reading(path):
+            found = [f for f in lint_file(path, scrubber) if f.check in enabled]
         found.sort(key=lambda f: (f.line or 0, f.column or 0))
         yield path, found
 

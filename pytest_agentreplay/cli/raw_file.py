@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from .. import jsonparse
 from ..cassettes.formats.detect import Format
 from ..cassettes.io import CassetteFormatError
 from ..cassettes.yaml.load import CassetteLoader, load_yaml
@@ -138,7 +139,7 @@ def raw_document(source: Source) -> Any:
         return None
     try:
         if source.format == "http-snapshot":
-            return json.loads(source.text)
+            return jsonparse.loads(source.text)
         return load_yaml(source.text, str(source.path))
     except (ValueError, RecursionError, CassetteFormatError):
         return None

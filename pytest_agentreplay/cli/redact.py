@@ -21,7 +21,16 @@ from ..cassettes.model import Cassette, RecordedEvent, RecordedRequest, Recorded
 from ..redact import Scrubber, SecretLeakError
 from ..redact.rules import REQUEST_ID_PLACEHOLDER
 from .analysis import decode_source, read_bytes
-from .common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, CLIError, Output, cassette_files
+from .common import (
+    EXIT_ERROR,
+    EXIT_FINDINGS,
+    EXIT_OK,
+    CLIError,
+    Output,
+    cassette_files,
+    reading,
+    write_failed,
+)
 from .raw_file import comment_lines
 
 __all__ = ["Change", "build_scrubber", "changes", "leak_reason", "run_redact"]
@@ -160,28 +169,49 @@ class _Outcome:
 
 
 def _redact_file(path: Path, scrubber: Scrubber, check: bool, output: Output) -> _Outcome:
-    with locked(path):
-        raw = read_bytes(path)
-        try:
-            cassette = loads(raw, path=str(path))
-        except CassetteFormatError as exc:
-            raise CLIError(None, str(exc)) from None
-        scrubbed = scrubber.scrub(cassette)
-        found = changes(cassette, scrubbed)
-        try:
-            scrubber.check(dumps(scrubbed), path, cassette=scrubbed)
-        except SecretLeakError as exc:
-            output.error(CLIError(path, leak_reason(exc)))
-            return _Outcome("leak", found)
-        if not found:
-            return _Outcome("clean", found)
-        if check:
-            return _Outcome("would rewrite", found)
-        lost = comment_lines(decode_source(raw))
-        save(path, scrubbed, scrubber=scrubber)
-        if lost:
-            output.note(f"warning: {path}: {lost} YAML comment line(s) were not kept")
-        return _Outcome("rewritten", found)
+    if check:  # reads only: a file replaced atomically is read whole, old or new
+        return _redacted(path, scrubber, check, output)
+    try:
+        with locked(path):
+            return _redacted(path, scrubber, check, output)
+    except OSError as exc:  # a full or read-only disk, the lock file not allowed
+        raise write_failed(path, exc) from None
+
+
+def _redacted(path: Path, scrubber: Scrubber, check: bool, output: Output) -> _Outcome:
+    raw = read_bytes(path)
+    try:
+        cassette = loads(raw, path=str(path))
+    except CassetteFormatError as exc:
+        raise CLIError(None, str(exc)) from None
+    scrubbed = scrubber.scrub(cassette)
+    text = decode_source(raw)
+    found = changes(cassette, scrubbed) + _outside_fields(scrubber, text)
+    try:
+        scrubber.check(dumps(scrubbed), path, cassette=scrubbed)
+    except SecretLeakError as exc:
+        output.error(CLIError(path, leak_reason(exc)))
+        return _Outcome("leak", found)
+    if not found:
+        return _Outcome("clean", found)
+    if check:
+        return _Outcome("would rewrite", found)
+    lost = comment_lines(text)
+    save(path, scrubbed, scrubber=scrubber)
+    if lost:
+        output.note(f"warning: {path}: {lost} YAML comment line(s) were not kept")
+    return _Outcome("rewritten", found)
+
+
+def _outside_fields(scrubber: Scrubber, text: str) -> list[Change]:
+    """Secrets in the file's bytes that no field holds: a YAML comment. The cassette
+    model has no comments, so a check of it passed them (issue 27: a key in a comment
+    passed ``redact --check``, the CI gate); a rewrite drops them."""
+    return [
+        Change(f.where, "removed", f"{f.kind}, outside any field: a comment")
+        for f in scrubber.scan(text)
+        if f.where.startswith("line ")
+    ]
 
 
 def _foreign(path: Path) -> str | None:
@@ -226,7 +256,8 @@ def run_redact(args: argparse.Namespace, output: Output) -> int:
     statuses: Counter[str] = Counter()
     for path in cassette_files(args.paths):
         try:
-            status = _one(path, path in named, scrubber, args.check, output)
+            with reading(path):
+                status = _one(path, path in named, scrubber, args.check, output)
         except CLIError as exc:
             output.error(exc)
             status = "error"

@@ -14,6 +14,13 @@ With ``--record-mode`` other than ``none`` it records too: what the cassette doe
 not answer is sent on to the upstream (``--upstream``, or the provider's own host)
 through the plugin's intercepted HTTP client, teed into the cassette as it streams
 back, and written (scrubbed, atomically) when the server stops (Ctrl-C, SIGTERM).
+
+Stopping never waits for the upstream (issue 27: a call in flight kept serve
+running after SIGTERM, and what was recorded before it was never written): a call
+still waiting for its answer is dropped, a stream still arriving is kept as far as
+it came, marked ``incomplete`` (replay refuses it, as it refuses a stream a Ctrl-C
+stopped in a test), and the cassette is written. A write the secret scan refuses is
+one line and exit 1, like every other command's.
 """
 
 from __future__ import annotations
@@ -21,9 +28,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import ipaddress
+import queue
 import signal
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
@@ -31,14 +39,17 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..cassettes.miss import CassetteMiss
+from ..cassettes.replay import IncompleteRecordingError
 from ..cassettes.session import CassetteSession
+from ..cassettes.write import CassetteWriteError
 from ..errors import AgentReplayError
 from ..providers import detect
-from ..redact import Scrubber, default_scrubber
+from ..redact import Scrubber, SecretLeakError, default_scrubber
 from ..transport.playback import Playback
 from ..transport.router import HTTPRequest, Router, intercepting
 from ..transport.server import ModelServer
-from .common import EXIT_FINDINGS, EXIT_OK, CLIError, Output
+from .common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, CLIError, Output
+from .redact import leak_reason
 
 __all__ = ["PROVIDER_ORIGINS", "run_serve"]
 
@@ -53,6 +64,36 @@ PROVIDER_ORIGINS = {
 _NOT_FORWARDED = frozenset(
     {"host", "content-length", "connection", "keep-alive", "transfer-encoding", "te", "upgrade"}
 )
+_POLL = 0.05  # seconds between two looks at the stop signal while the upstream is awaited
+
+
+class _StoppingError(Exception):
+    """The server is stopping: an exchange with the upstream is abandoned."""
+
+
+def _until_stop(stop: threading.Event, call: Callable[[], Any]) -> Any:
+    """``call()`` (a blocking exchange with the upstream) in a daemon thread: its result,
+    or :class:`_StoppingError` as soon as ``stop`` is set. A socket read blocked in
+    another thread cannot be interrupted; the thread is left to end with the process."""
+    box: queue.Queue[tuple[bool, Any]] = queue.Queue(1)
+
+    def run() -> None:
+        try:
+            box.put((True, call()))
+        except BaseException as exc:  # handed to the caller, whatever it is
+            box.put((False, exc))
+
+    threading.Thread(target=run, name="agentreplay-upstream", daemon=True).start()
+    while True:
+        try:
+            ok, value = box.get(timeout=_POLL)
+        except queue.Empty:
+            if stop.is_set():
+                raise _StoppingError from None
+            continue
+        if ok:
+            return value
+        raise value
 
 
 @dataclass
@@ -66,6 +107,8 @@ class _Cassettes:
     note: Any = print  # where a miss report is said (stderr, masked)
     forward: Any = None  # an HTTP client (record modes): sends what no cassette answers
     misses: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    stop: threading.Event = field(default_factory=threading.Event)
     _origins: dict[str, str] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -87,7 +130,17 @@ class _Cassettes:
                 return session.respond(target)
             except CassetteMiss as miss:
                 first = first or miss
+            except IncompleteRecordingError as refusal:
+                return self._refused(str(refusal))
         return self._missed(target, first)
+
+    def _refused(self, reason: str) -> Playback:
+        """A recording replay refuses (a stream stopped mid-way, ``end: incomplete``)."""
+        reason = self.scrubber.mask(reason)
+        with self._lock:
+            self.refused.append(reason)
+        self.note(f"agentreplay serve: {reason} (agentreplay serve --allow-incomplete serves it)")
+        return _error(409, "agentreplay_incomplete_recording", reason)
 
     def _origin(self, request: HTTPRequest) -> str:
         """Where ``request`` was recorded from: ``--upstream``; else the recorded host
@@ -125,24 +178,65 @@ class _Cassettes:
             sent = self.forward.build_request(
                 request.method, request.url, headers=headers, content=request.content
             )
-            response = self.forward.send(sent, stream=True)
+            response = _until_stop(self.stop, lambda: self.forward.send(sent, stream=True))
         except CassetteMiss as miss:
             return self._missed(request, miss)
+        except _StoppingError:  # no answer yet, and none will be waited for
+            return Playback(status=503, headers=[], events=[], ending="cut", before_headers=True)
         playback = Playback(
             status=response.status_code, headers=list(response.headers.items()), events=[]
         )
-        playback.events = _relayed(response, playback)
+        playback.events = _relayed(response, playback, self.stop)
         playback.on_end = lambda outcome, sent: response.close()
         return playback
 
 
-def _relayed(response: Any, playback: Playback) -> Iterator[bytes]:
-    """``response``'s raw bytes as they arrive; a transport failure ends the played
-    body the same way (a cut drops the client's connection, a timeout holds it)."""
+def _relayed(response: Any, playback: Playback, stop: threading.Event) -> Iterator[bytes]:
+    """``response``'s raw bytes as they arrive, read in a thread of their own so that a
+    stop never waits for the upstream; a transport failure (or the stop) ends the
+    played body the same way (a cut drops the client's connection, a timeout holds it).
+    Once the client is done with it (a hang-up, the stop), the reading thread lets go
+    of what it reads instead of waiting for a reader forever."""
+    chunks: queue.Queue[tuple[str, Any]] = queue.Queue(16)
+    done = threading.Event()
+
+    def hand(item: tuple[str, Any]) -> bool:
+        while not done.is_set():
+            try:
+                chunks.put(item, timeout=_POLL)
+            except queue.Full:
+                continue
+            return True
+        return False
+
+    def pump() -> None:
+        try:
+            for chunk in response.iter_raw():
+                if not hand(("chunk", chunk)):
+                    return
+            hand(("end", None))
+        except Exception as exc:  # the client module's TransportError, whichever module
+            hand(("error", exc))
+
+    threading.Thread(target=pump, name="agentreplay-upstream-body", daemon=True).start()
     try:
-        yield from response.iter_raw()
-    except Exception as exc:  # the client module's TransportError, whichever module
-        playback.ending = "timeout" if "Timeout" in type(exc).__name__ else "cut"
+        while True:
+            try:
+                kind, value = chunks.get(timeout=_POLL)
+            except queue.Empty:
+                if stop.is_set():
+                    playback.ending = "cut"
+                    return
+                continue
+            if kind == "chunk":
+                yield value
+            elif kind == "error":
+                playback.ending = "timeout" if "Timeout" in type(value).__name__ else "cut"
+                return
+            else:
+                return
+    finally:
+        done.set()
 
 
 def _path_and_query(url: str) -> str:
@@ -181,6 +275,7 @@ def _sessions(
                 scrubber=scrubber,
                 test="agentreplay serve",
                 pace=args.pace,
+                allow_incomplete=args.allow_incomplete,
                 rerecord=f"agentreplay serve {name} --record-mode new_episodes"
                 + (f" --upstream {args.upstream}" if args.upstream else ""),
             )
@@ -227,7 +322,16 @@ def run_serve(args: argparse.Namespace, output: Output) -> int:
         with _StopSignal() as stop, server:
             _announce(output, server, sessions, args.record_mode)
             stop.wait()
+            _stopping(handler, sessions)
     return _finish(output, sessions, handler)
+
+
+def _stopping(handler: _Cassettes, sessions: Sequence[CassetteSession]) -> None:
+    """Before the server closes: calls waiting for the upstream are dropped, and streams
+    still being recorded are kept as far as they came, as ``incomplete`` (issue 27)."""
+    for session in sessions:
+        session.end_open_streams()
+    handler.stop.set()
 
 
 def _is_loopback(host: str) -> bool:
@@ -272,7 +376,7 @@ def _announce(
 ) -> None:
     """The URL on its own first line of stdout (what a harness reads), then a note."""
     output.print(server.url)
-    output.out.flush()
+    output.flush()
     count = sum(len(s.interactions) for s in sessions)
     names = ", ".join(str(s.path) for s in sessions)
     what = "replay only" if mode == "none" else f"record mode {mode}"
@@ -313,19 +417,37 @@ class _StopSignal:
 
 
 def _finish(output: Output, sessions: Sequence[CassetteSession], handler: _Cassettes) -> int:
-    """Write what was recorded; say what was played, missed and left unplayed."""
+    """Write what was recorded; say what was played, missed, refused and left unplayed.
+    A write that fails is one line naming the file (exit 1 for a secret or a recording
+    that cannot be stored, 2 for the disk), never a traceback."""
+    code = EXIT_OK
     for session in sessions:
-        result = session.finish(failed=False)
         played = sum(1 for call in session.calls if call.source == "cassette")
         line = f"agentreplay serve: {session.path}: {played} replayed"
-        if session.recording:
-            line += f", {result.recorded} recorded" + (
-                " (written)" if result.written else f" (not written: {result.reason})"
-            )
+        try:
+            result = session.finish(failed=False)
+        except SecretLeakError as exc:
+            output.error(CLIError(session.path, leak_reason(exc)))
+            code = max(code, EXIT_FINDINGS)
+        except CassetteWriteError as exc:
+            output.error(CLIError(None, f"{exc}; nothing was written"))
+            code = max(code, EXIT_FINDINGS)
+        except OSError as exc:
+            reason = f"cannot write it: {exc.strerror or exc}; the file was left as it was"
+            output.error(CLIError(session.path, reason))
+            code = EXIT_ERROR
+        else:
+            if session.recording:
+                line += f", {result.recorded} recorded" + (
+                    " (written)" if result.written else f" (not written: {result.reason})"
+                )
         if session.unplayed:
             line += f", {len(session.unplayed)} never played"
         output.note(line)
+    if handler.refused:
+        output.note(f"agentreplay serve: {len(handler.refused)} request(s) refused")
+        code = max(code, EXIT_FINDINGS)
     if handler.misses:
         output.note(f"agentreplay serve: {len(handler.misses)} request(s) matched no recording")
-        return EXIT_FINDINGS
-    return EXIT_OK
+        code = max(code, EXIT_FINDINGS)
+    return code

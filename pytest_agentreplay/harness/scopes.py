@@ -147,7 +147,7 @@ def _open_cassette(item: pytest.Item, run: RunState, router: Router) -> Cassette
     settings, config, session = TestState.of(item).settings, item.config, run.settings
     assert settings is not None  # resolved when the router opened
     return CassetteSession(
-        path=_path(item, settings),
+        path=_path(item, settings, run),
         record_mode=settings.record_mode,
         router=router,
         scrubber=run.scrubber(),
@@ -159,7 +159,7 @@ def _open_cassette(item: pytest.Item, run: RunState, router: Router) -> Cassette
         save_on_failure=bool(config.getoption("agentreplay_save_on_failure"))
         or session.save_on_failure,
         max_body_bytes=session.max_body_bytes,
-        run_started=run.run_started,
+        ledger=run.ledger,
         filters=_vcr_filters(settings),
         repeats=settings.vcrpy is not None and settings.vcrpy.repeats,
         record_on_exception=None if settings.vcrpy is None else settings.vcrpy.record_on_exception,
@@ -168,18 +168,19 @@ def _open_cassette(item: pytest.Item, run: RunState, router: Router) -> Cassette
     )
 
 
-def _path(item: pytest.Item, settings: TestSettings) -> Path:
-    """The test's cassette: ``cassette=``, else the default name, placed as vcrpy's
-    ``cassette_library_dir`` / ``path_transformer`` say when they are set."""
+def _path(item: pytest.Item, settings: TestSettings, run: RunState) -> Path:
+    """The test's cassette: ``cassette=``, else the default name (no secret in it),
+    placed as vcrpy's ``cassette_library_dir`` / ``path_transformer`` say when they are
+    set; never a name another test's cassette has in another case."""
     from .paths import cassette_path, vcrpy_path
 
     folder = item.config.getini("agentreplay_cassette_dir")
     vcrpy = settings.vcrpy
     if settings.cassette is not None or vcrpy is None:
-        return cassette_path(item, folder, settings.cassette)
+        return cassette_path(item, folder, settings.cassette, run.mask)
     if vcrpy.library_dir is None and vcrpy.path_transformer is None:
-        return cassette_path(item, folder, None)
-    return vcrpy_path(item, folder, vcrpy.library_dir, vcrpy.path_transformer)
+        return cassette_path(item, folder, None, run.mask)
+    return vcrpy_path(item, folder, vcrpy.library_dir, vcrpy.path_transformer, run.mask)
 
 
 def _vcr_filters(settings: TestSettings) -> VcrFilters | None:

@@ -13,6 +13,7 @@ keyword, so a typo never silently falls back to a default.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,14 @@ from .vcr_config import VCRPY_KEYS, VcrOptions, record_mode_value, split
 if TYPE_CHECKING:
     from ..cassettes.model import Interaction, RecordedRequest
 
-__all__ = ["MARKER_KEYS", "AgentReplaySettings", "TestSettings", "match_on_for", "resolve"]
+__all__ = [
+    "MARKER_KEYS",
+    "AgentReplaySettings",
+    "TestSettings",
+    "check_session_settings",
+    "match_on_for",
+    "resolve",
+]
 
 MARKER_KEYS = frozenset(
     {
@@ -181,14 +189,73 @@ def _match_on(value: Any, where: str) -> tuple[Any, ...] | None:
 
 
 def _pace(value: Any, where: str) -> float | None:
+    """A finite number >= 0 (issue 27: ``nan`` and ``inf`` passed, and ``inf`` ended in
+    an ``OverflowError`` deep in a replayed stream)."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not number or not math.isfinite(value) or value < 0:
         raise pytest.UsageError(
-            f"{where}: pace must be a number >= 0 (1.0 replays at the recorded speed), "
-            f"got {value!r}"
+            f"{where}: pace must be a finite number >= 0 (1.0 replays at the recorded "
+            f"speed), got {value!r}"
         )
     return float(value)
+
+
+_HOOK = "pytest_agentreplay_configure"
+
+
+def check_session_settings(settings: AgentReplaySettings) -> None:
+    """What the configure hook left, checked at once, as marker arguments are: a
+    ``UsageError`` naming the setting, never an INTERNALERROR later in a test (issue 27:
+    ``settings.redact_headers.add(None)`` was one)."""
+    for name in ("redact_headers", "redact_query_params", "redact_body_keys"):
+        _names(getattr(settings, name), f"settings.{name}")
+    _callables(settings.scrubbers, "settings.scrubbers", "a scrubber (interaction -> interaction)")
+    matchers = settings.matchers
+    if not isinstance(matchers, dict) or not all(isinstance(k, str) for k in matchers):
+        raise pytest.UsageError(f"{_HOOK}: settings.matchers must map names (str) to matchers")
+    _callables(matchers.values(), "settings.matchers", "a matcher (request -> value)")
+    if settings.match_on is not None:
+        settings.match_on = _match_on(settings.match_on, f"{_HOOK}: settings.match_on")
+    settings.pace = _pace(settings.pace, f"{_HOOK}: settings")
+    size = settings.max_body_bytes
+    if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
+        raise pytest.UsageError(
+            f"{_HOOK}: settings.max_body_bytes must be a number of bytes > 0, got {size!r}"
+        )
+    if not isinstance(settings.save_on_failure, bool):
+        raise pytest.UsageError(f"{_HOOK}: settings.save_on_failure must be True or False")
+    if settings.chunking != "event":  # the default needs no check, nor the transport
+        from ..transport.chunking import resolve_chunking  # noqa: PLC0415 - see above
+
+        try:
+            resolve_chunking(settings.chunking)
+        except ValueError as exc:
+            raise pytest.UsageError(f"{_HOOK}: settings.chunking: {exc}") from None
+
+
+def _names(value: Any, what: str) -> None:
+    items = [value] if isinstance(value, (str, bytes)) else value
+    try:
+        bad = [item for item in items if not isinstance(item, str) or not item.strip()]
+    except TypeError:
+        raise pytest.UsageError(f"{_HOOK}: {what} must be a set of names, got {value!r}") from None
+    if isinstance(value, (str, bytes)) or bad:
+        shown = repr(value) if isinstance(value, (str, bytes)) else repr(bad[0])
+        raise pytest.UsageError(
+            f"{_HOOK}: {what} must hold names (non-empty str), got {shown}; e.g. "
+            f"{what}.add('x-internal-token')"
+        )
+
+
+def _callables(values: Any, what: str, kind: str) -> None:
+    try:
+        bad = [value for value in values if not callable(value)]
+    except TypeError:
+        raise pytest.UsageError(f"{_HOOK}: {what} must be a list of callables") from None
+    if bad:
+        raise pytest.UsageError(f"{_HOOK}: {what} holds {bad[0]!r}, not {kind}")
 
 
 def match_on_for(settings: TestSettings, session: AgentReplaySettings) -> tuple[Any, ...] | None:

@@ -12,24 +12,25 @@ heavy: the scrubber, the cassette merge and the cache are imported when used.
 
 from __future__ import annotations
 
-import time
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from .report import Report
-from .settings import AgentReplaySettings, TestSettings
+from .settings import AgentReplaySettings, TestSettings, check_session_settings
 
 if TYPE_CHECKING:
     from ..cassettes.handle import AgentReplay
+    from ..cassettes.ledger import RunLedger
     from ..cassettes.session import CassetteSession
     from ..fakes import FakeModel
     from ..redact import Scrubber
     from ..transport.router import Router
     from .report import CassetteUse
 
-__all__ = ["RUN_STARTED_KEY", "RUN_STATE", "TEST_STATE", "RunState", "TestState"]
+__all__ = ["LEDGER_KEY", "RUN_STATE", "TEST_STATE", "RunState", "TestState"]
 
 RUN_STATE: pytest.StashKey[RunState] = pytest.StashKey()
 """Where ``config.stash`` keeps the session's :class:`RunState`."""
@@ -37,8 +38,8 @@ RUN_STATE: pytest.StashKey[RunState] = pytest.StashKey()
 TEST_STATE: pytest.StashKey[TestState] = pytest.StashKey()
 """Where ``item.stash`` keeps a test's :class:`TestState` (only tests that use us have one)."""
 
-RUN_STARTED_KEY = "agentreplay_run_started"
-"""The key of the run's start time in an xdist worker's ``workerinput``."""
+LEDGER_KEY = "agentreplay_run_ledger"
+"""The key of the run's shared ledger folder in an xdist worker's ``workerinput``."""
 
 _VCR_CHOICES = ("auto", "always", "never")
 
@@ -51,8 +52,9 @@ class RunState:
     """The session's settings, as the ``pytest_agentreplay_configure`` hook left them."""
     vcr: str
     """``agentreplay_vcr``: when vcrpy serves the clients that are not httpx."""
-    run_started: float
-    """When the run started (the controller's clock under xdist): recordings keep it."""
+    ledger: RunLedger
+    """What the run wrote into which cassette (``rewrite`` keeps it): shared by the xdist
+    workers through a folder the controller names."""
     block_network: bool
     """``--agentreplay-block-network``: every test is intercepted, not only ours."""
     report: Report = field(default_factory=Report)
@@ -65,11 +67,12 @@ class RunState:
         """The session's state, after the configure hook has changed its settings."""
         settings = AgentReplaySettings()
         config.hook.pytest_agentreplay_configure(config=config, settings=settings)
+        check_session_settings(settings)
         workerinput = getattr(config, "workerinput", {})
         run = cls(
             settings=settings,
             vcr=_vcr_setting(config),
-            run_started=float(workerinput.get(RUN_STARTED_KEY, time.time())),
+            ledger=_ledger(workerinput.get(LEDGER_KEY)),
             block_network=bool(
                 config.getoption("agentreplay_block_network")
                 or config.getini("agentreplay_block_network")
@@ -101,10 +104,22 @@ class RunState:
         """``text`` with secrets masked by the session scrubber."""
         return self.scrubber().mask(text)
 
+    def shared_ledger(self) -> str:
+        """The folder the xdist workers share the ledger through (named on first use,
+        created by the first write, removed by :meth:`finish`)."""
+        if self.ledger.directory is None:
+            import tempfile
+            import uuid
+
+            name = f"agentreplay-run-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+            self.ledger.directory = os.path.join(tempfile.gettempdir(), name)
+        return self.ledger.directory
+
     def finish(self, cache: Any) -> None:
         """At the end of the run (on the controller of an xdist run): cassettes that
         tests on several workers wrote are put in test order, and unplayed
         interactions are remembered in pytest's ``cache`` for ``agentreplay lint``."""
+        self.ledger.remove()
         self._order_shared_cassettes()
         found = self.report.unplayed_by_path()
         if cache is not None and found:
@@ -128,6 +143,12 @@ class RunState:
                 order_blocks(Path(path), [(u.order, u.block) for u in uses], self.scrubber())
             except (AgentReplayError, OSError) as exc:
                 self.report.problems.append(f"could not put {path} in test order: {exc}")
+
+
+def _ledger(directory: str | None) -> RunLedger:
+    from ..cassettes.ledger import RunLedger
+
+    return RunLedger(directory)
 
 
 def _vcr_setting(config: pytest.Config) -> str:

@@ -2,7 +2,7 @@
 
 Workers send what each test did with its cassettes to the controller on the test's
 teardown report; the controller merges them into its report and gives every worker
-the run's start time. The plugin registers these hooks only when xdist distributes
+the run's ledger. The plugin registers these hooks only when xdist distributes
 (see ``pytest_configure`` in :mod:`pytest_agentreplay.plugin`).
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from .report import Report
-from .state import RUN_STARTED_KEY, TEST_STATE, RunState
+from .state import LEDGER_KEY, TEST_STATE, RunState
 
 __all__ = ["XdistController", "XdistWorker"]
 
@@ -36,15 +36,15 @@ class XdistWorker:
 
 
 class XdistController:
-    """On the controller of an xdist run: the workers share the run's start time and
-    send what their tests did with their cassettes, so the summary covers the run."""
+    """On the controller of an xdist run: the workers share the run's ledger and send
+    what their tests did with their cassettes, so the summary covers the run."""
 
     def __init__(self, run: RunState) -> None:
         self.run = run
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
-        node.workerinput[RUN_STARTED_KEY] = self.run.run_started
+        node.workerinput[LEDGER_KEY] = self.run.shared_ledger()
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

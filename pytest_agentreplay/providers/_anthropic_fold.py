@@ -19,7 +19,6 @@ is silently lost.
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +26,8 @@ from pydantic_core import from_json
 
 from pytest_agentreplay.providers.base import Folded
 from pytest_agentreplay.sse import SSEEvent
+
+from .. import jsonparse
 
 if TYPE_CHECKING:
     from pytest_agentreplay.errors import CodecError
@@ -297,7 +298,7 @@ class _Folder:
 
     def _error_payload(self, event: SSEEvent) -> dict[str, Any]:
         try:
-            payload = json.loads(event.data)
+            payload = jsonparse.loads(event.data)
         except ValueError:
             payload = None
         if isinstance(payload, dict):

@@ -9,10 +9,10 @@ zero cached / reasoning counts read as ``None`` (OpenAI always sends zeros).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pytest_agentreplay import jsonparse
 from pytest_agentreplay.errors import CodecError
 from pytest_agentreplay.model import (
     Citation,
@@ -145,9 +145,10 @@ def _read_call(call: Any, path: str, error: ErrorFactory) -> ToolCall:
         raise error("must name the function", f"{path}.function.name")
     arguments = function.get("arguments") or "{}"
     try:
-        args = json.loads(arguments) if isinstance(arguments, str) else arguments
-    except json.JSONDecodeError as exc:
-        raise error(f"arguments are not JSON ({exc.msg})", f"{path}.function.arguments") from None
+        args = jsonparse.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError as exc:
+        reason = getattr(exc, "msg", exc)
+        raise error(f"arguments are not JSON ({reason})", f"{path}.function.arguments") from None
     if not isinstance(args, dict):
         raise error("arguments must be a JSON object", f"{path}.function.arguments")
     return ToolCall(name=function["name"], args=args, id=call_id)

@@ -14,7 +14,6 @@ path (``messages[2].content[0].type``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -30,6 +29,8 @@ from pytest_agentreplay.model import (
     ToolResult,
 )
 from pytest_agentreplay.model import MessagePart as Part
+
+from .. import jsonparse
 
 __all__ = ["parse_chat_request"]
 
@@ -215,7 +216,7 @@ def _function_call(
     if not isinstance(args, str):
         raise error("must be a JSON string", f"{path}.arguments")
     try:
-        parsed = json.loads(args) if args.strip() else {}
+        parsed = jsonparse.loads(args) if args.strip() else {}
     except ValueError:
         parsed = None
     if not isinstance(parsed, dict):

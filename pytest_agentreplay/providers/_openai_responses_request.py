@@ -20,7 +20,6 @@ are kept as :class:`~..model.Other` with their raw JSON.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -35,6 +34,7 @@ from pytest_agentreplay.model import (
     ToolResult,
 )
 
+from .. import jsonparse
 from .base import Codec
 
 __all__ = ["parse_responses_request"]
@@ -240,7 +240,7 @@ def _json_object(arguments: str) -> dict[str, Any]:
     The API does not check them, so text that is not a JSON object becomes ``{}``
     (the string itself stays in ``Request.raw``)."""
     try:
-        parsed = json.loads(arguments) if arguments.strip() else {}
+        parsed = jsonparse.loads(arguments) if arguments.strip() else {}
     except ValueError:
         return {}
     return parsed if isinstance(parsed, dict) else {}

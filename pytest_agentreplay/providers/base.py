@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from .. import jsonparse
 from ..errors import CodecError
 from ..sse import LineEnd, SSEEvent
 
@@ -354,10 +355,12 @@ class Codec(ABC):
     def event_json(self, events: Sequence[SSEEvent], index: int) -> Any:
         """``events[index].data`` as JSON, or a :class:`CodecError` naming the event."""
         try:
-            return json.loads(events[index].data)
+            return jsonparse.loads(events[index].data)
         except json.JSONDecodeError as exc:
             raise self.error(
                 f"data is not JSON ({exc.msg} at char {exc.pos}): {events[index].data[:60]!r}",
                 event_index=index,
                 field="data",
             ) from None
+        except ValueError as exc:  # nests too deeply (issue 27)
+            raise self.error(f"data is not JSON: {exc}", event_index=index, field="data") from None

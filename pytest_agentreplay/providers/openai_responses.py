@@ -26,7 +26,6 @@ way back from a body to a neutral reply.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -46,6 +45,7 @@ from pytest_agentreplay.model import (
 )
 from pytest_agentreplay.sse import SSEEvent
 
+from .. import jsonparse
 from ._openai_errors import OPENAI_VERSION, error_response, request_id
 from ._openai_responses_fold import fold_events
 from ._openai_responses_render import (
@@ -233,7 +233,7 @@ def _args_from(arguments: Any) -> dict[str, Any]:
     if not isinstance(arguments, str):
         return {}
     try:
-        parsed = json.loads(arguments) if arguments.strip() else {}
+        parsed = jsonparse.loads(arguments) if arguments.strip() else {}
     except ValueError:
         return {}
     return parsed if isinstance(parsed, dict) else {}

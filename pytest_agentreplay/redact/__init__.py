@@ -120,7 +120,9 @@ class Scrubber:
     defaults (``SECRET_HEADERS``, ``SECRET_QUERY_PARAMS``, ``SECRET_BODY_KEYS``);
     ``custom`` scrubbers run after the defaults, in order; ``env`` is where API-key
     variables are read for the backstop (``os.environ``, read at each check, when
-    ``None``); ``allow`` lists exact strings the backstop accepts (a known fake key).
+    ``None``); ``allow`` lists exact strings the backstop accepts (a known fake key);
+    ``keep_volatile`` scrubs secrets only, keeping the volatile headers (dates, user
+    agents, request ids) a cassette drops or normalizes, to show them safely.
     """
 
     def __init__(
@@ -133,6 +135,7 @@ class Scrubber:
         env: Mapping[str, str] | None = None,
         placeholder: str = "REDACTED",
         allow: Iterable[str] = (),
+        keep_volatile: bool = False,
     ) -> None:
         if not placeholder:
             raise ValueError("placeholder must be a non-empty string")
@@ -143,6 +146,7 @@ class Scrubber:
             extra_headers=tuple(extra_headers),
             extra_query_params=tuple(extra_query_params),
             extra_body_keys=tuple(extra_body_keys),
+            keep_volatile=keep_volatile,
         )
         self._allow = frozenset(allow)
         self._env_source = env
@@ -334,6 +338,8 @@ class Scrubber:
         """
         if "://" in text:
             text = _URL_IN_TEXT.sub(lambda m: self._rules.url(m.group(0)), text)
+        if "?" in text and "=" in text:  # a relative one: ``Location: /next?token=…``
+            text = _PATH_IN_TEXT.sub(lambda m: self._rules.url(m.group(0)), text)
         from .scan import merge_spans  # noqa: PLC0415 - see _hits
 
         spans = merge_spans(self._hits(text))
@@ -370,6 +376,7 @@ def _changed(side: RecordedRequest | RecordedResponse, changes: dict[str, Any]) 
 
 _URL_WITH_PARAMS = re.compile(r'://[^"\s]*[?#@]')
 _URL_IN_TEXT = re.compile(r"""[A-Za-z][A-Za-z0-9+.-]*://[^\s'"<>`]*[^\s'"<>`.,;:!?)\]]""")
+_PATH_IN_TEXT = re.compile(r"""(?<![\w.:/])/[^\s'"<>`?]*\?[^\s'"<>`]*[^\s'"<>`.,;:!?)\]]""")
 """A URL inside a message or repr: up to whitespace or the quote that closes it, less
 the punctuation that ends the sentence around it."""
 

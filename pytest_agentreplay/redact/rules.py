@@ -18,6 +18,8 @@ from functools import lru_cache
 from typing import Any, Literal
 from urllib.parse import quote, unquote_plus
 
+from .. import jsonparse
+
 __all__ = [
     "AUTH_SCHEMES",
     "DROPPED_HEADERS",
@@ -191,6 +193,11 @@ HeaderAction = Literal["keep", "drop", "normalize", "secret", "scheme"]
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)[ \t]+\S")
 _WORDS = re.compile(r"[-_]")
 _URL_PREFIX = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+_SCHEME_RELATIVE = re.compile(r"//")
+_RELATIVE = ("/", "?", "./", "../")
+"""How a relative URL reference starts (a path, a query, ``//host``)."""
+_EMBEDDED = re.compile(r"<([^<>]*)>|(?i:\burl=)([^;,\s]+)")
+"""URL references inside a header value: ``<…>`` (``link``), ``url=…`` (``refresh``)."""
 _FORM_TYPE = "application/x-www-form-urlencoded"
 
 
@@ -218,6 +225,9 @@ class Rules:
     secret_headers: frozenset[str]
     query_params: frozenset[str]
     body_keys: frozenset[str]
+    keep_volatile: bool = False
+    """Keep the volatile headers (dates, user agents, request ids) as they are: secrets
+    only are scrubbed (``agentreplay diff --all``)."""
     _actions: dict[str, HeaderAction] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False
     )
@@ -231,13 +241,22 @@ class Rules:
         extra_headers: Collection[str],
         extra_query_params: Collection[str],
         extra_body_keys: Collection[str],
+        keep_volatile: bool = False,
     ) -> Rules:
-        """The defaults extended by the given names (compared case-insensitively)."""
+        """The defaults extended by the given names (compared case-insensitively); a name
+        that is not a non-empty ``str`` is a ``TypeError`` naming it."""
+        for what, names in (
+            ("extra_headers", extra_headers),
+            ("extra_query_params", extra_query_params),
+            ("extra_body_keys", extra_body_keys),
+        ):
+            _check_names(what, names)
         return cls(
             placeholder=placeholder,
             secret_headers=SECRET_HEADERS | {h.lower() for h in extra_headers},
             query_params=SECRET_QUERY_PARAMS | {p.lower() for p in extra_query_params},
             body_keys=frozenset(normalize_key(k) for k in (*SECRET_BODY_KEYS, *extra_body_keys)),
+            keep_volatile=keep_volatile,
         )
 
     # -- headers -------------------------------------------------------------------------
@@ -254,9 +273,9 @@ class Rules:
         if lower in self.secret_headers:
             return "secret"
         if lower in NORMALIZED_HEADERS:
-            return "normalize"
+            return "keep" if self.keep_volatile else "normalize"
         if _is_dropped(lower):
-            return "drop"
+            return "keep" if self.keep_volatile else "drop"
         if lower in SCHEME_HEADERS:
             return "scheme"
         if _WORDS.split(lower)[-1] in SECRET_HEADER_SUFFIXES:
@@ -280,8 +299,25 @@ class Rules:
             return redact_credential(value, self.placeholder)
         if action == "normalize":
             return REQUEST_ID_PLACEHOLDER
-        # A URL-valued header (a redirect's ``location``) can carry a signed URL.
-        return self.url(value) if _URL_PREFIX.match(value) else value
+        # A URL-valued header (a redirect's ``location``, a ``link``) can carry a signed URL.
+        return self.references(value)
+
+    def references(self, value: str) -> str:
+        """``value`` with the URLs it is or holds scrubbed: absolute (``https://…``),
+        scheme-relative (``//host/…``) or relative (``/next?token=…``, ``?page=2&sig=…``),
+        whole or inside ``<…>`` (a ``link``) or after ``url=`` (a ``refresh``). Issue 27:
+        a relative redirect kept its token, though the docs promise query secrets are
+        redacted."""
+        if _URL_PREFIX.match(value) or value.startswith(_RELATIVE):
+            return self.url(value)
+        if ("?" in value or "#" in value) and ("<" in value or "=" in value):
+            out = _EMBEDDED.sub(self._embedded, value)
+            return value if out == value else out
+        return value
+
+    def _embedded(self, match: re.Match[str]) -> str:
+        whole, inner = match.group(0), match.group(1) or match.group(2)
+        return whole.replace(inner, self.url(inner), 1) if inner else whole
 
     # -- URLs and forms ------------------------------------------------------------------
 
@@ -293,7 +329,7 @@ class Rules:
         return url if out == url else out
 
     def _userinfo(self, base: str) -> str:
-        scheme = _URL_PREFIX.match(base)
+        scheme = _URL_PREFIX.match(base) or _SCHEME_RELATIVE.match(base)
         if scheme is None:
             return base
         authority, slash, path = base[scheme.end() :].partition("/")
@@ -331,8 +367,8 @@ class Rules:
             return self._json_object(value)
         if isinstance(value, list):
             return _same_or_new(value, [self.json_value(v) for v in value])
-        if isinstance(value, str) and _URL_PREFIX.match(value):
-            return self.url(value)
+        if isinstance(value, str) and (_URL_PREFIX.match(value) or value.startswith(_RELATIVE)):
+            return self.url(value)  # a signed or paginated URL, absolute or relative
         return value
 
     def _json_object(self, obj: dict[str, Any]) -> dict[str, Any]:
@@ -367,8 +403,8 @@ class Rules:
         scrubbed value re-serialised compactly (as providers send it). Text that is not
         JSON is returned as is."""
         try:
-            value = json.loads(text)
-        except (ValueError, RecursionError):
+            value = jsonparse.loads(text)
+        except ValueError:
             return text
         scrubbed = self.json_value(value)
         if scrubbed is value:
@@ -383,6 +419,12 @@ class Rules:
         if "json" in ctype:
             return self.json_text(text)
         return text
+
+
+def _check_names(what: str, names: Collection[str]) -> None:
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"{what} must hold names (non-empty str), got {name!r}")
 
 
 def _is_dropped(lower: str) -> bool:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, quote_plus
 
+from .escapes import unescaped
 from .rules import ENV_SUFFIXES
 from .shapes import KEY_SHAPES, Hit, shape_hits
 
@@ -137,10 +138,29 @@ class EnvNeedles:
 
 
 def find(text: str, env: EnvNeedles, allow: frozenset[str]) -> list[Hit]:
-    """All hits in ``text``, sorted by position; strings in ``allow`` are never hits."""
+    """All hits in ``text``, sorted by position; strings in ``allow`` are never hits.
+
+    The text is read as written and as its readers decode it: a key whose characters
+    are escaped (``sk\\u002dant…``, ``%2D``, ``\\x2d``) is found too, its kind marked
+    ``(escaped)`` (issue 27, see :mod:`.escapes`)."""
+    hits = {h for h in _plain_hits(text, env) if text[h.start : h.end] not in allow}
+    view = unescaped(text)
+    if view is not None:
+        spans = {(h.start, h.end) for h in hits}
+        for hit in _plain_hits(view.text, env):
+            value = view.text[hit.start : hit.end]
+            start, end = view.original(hit.start), view.original(hit.end)
+            if value in allow or (start, end) in spans:
+                continue  # allowed, or found as written already
+            escaped = text[start:end] != value  # else only its context was escaped
+            hits.add(Hit(start, end, f"{hit.kind} (escaped)" if escaped else hit.kind))
+    return sorted(hits)
+
+
+def _plain_hits(text: str, env: EnvNeedles) -> set[Hit]:
     hits = shape_hits(text)
     hits.update(env.hits(text))
-    return sorted(h for h in hits if text[h.start : h.end] not in allow)
+    return hits
 
 
 def merge_spans(hits: Iterable[Hit]) -> list[tuple[int, int]]:

@@ -9,11 +9,11 @@ syrupy is not imported here (see :mod:`.syrupy_ext`).
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from .. import jsonparse
 from ..runlog import RunLog
 from ..runlog.normalize import CallsView, IdMask, normalize
 
@@ -129,5 +129,5 @@ def _event_view(event: dict[str, Any]) -> dict[str, Any]:
     data = view.get("data")
     if isinstance(data, str) and data[:1] in ("{", "["):
         with contextlib.suppress(ValueError):
-            view["data"] = json.loads(data)
+            view["data"] = jsonparse.loads(data)
     return view

@@ -23,12 +23,12 @@ is sent (``Codec.check_renders``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain, islice
 from typing import TYPE_CHECKING, Any
 
+from .. import jsonparse
 from ..providers.base import Codec, RenderContext, json_data
 from ..sse import LineEnd, SSEEvent
 from .chunking import Chunker, Chunking
@@ -106,7 +106,7 @@ def with_fields(events: Iterable[Event], fields: Mapping[str, Any] | None) -> It
 
 def _with_fields(event: Event, fields: Mapping[str, Any]) -> Event:
     try:
-        data = json.loads(event.data)
+        data = jsonparse.loads(event.data)
     except ValueError:  # [DONE] and other sentinels are not JSON
         return event
     if not isinstance(data, dict):

@@ -68,6 +68,13 @@ class Delivery:
         self._wake.set()
         self.end("cancelled")
 
+    def wake(self) -> None:
+        """Stop waiting at gates now, without ending the call: the caller noticed the
+        client may be gone and decides at its next write (the port server, which must
+        not count a client that read every byte as hung up)."""
+        self._closing = True
+        self._wake.set()
+
     def close(self) -> None:
         """The client closed the response (normally or early)."""
         if self.ended is not None:

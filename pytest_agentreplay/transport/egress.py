@@ -46,6 +46,7 @@ __all__ = [
     "is_loopback",
     "reachable",
     "refresh",
+    "resolves_to_loopback",
 ]
 
 DEFAULT_HINT = (
@@ -79,20 +80,43 @@ class Policy(Protocol):
         """The hosts a child process may reach (its ``NO_PROXY``), or ``None`` to leave
         children's environment alone (see :mod:`.children`)."""
 
+    def child_policy(self) -> dict[str, Any]:
+        """What a child Python's own guard allows (see :mod:`.children`): ``loopback``,
+        the allowed ``hosts`` patterns, the ``test`` (masked) it refuses for."""
+
 
 @functools.lru_cache(maxsize=1024)
 def is_loopback(host: str) -> bool:
-    """Whether ``host`` names this machine (``localhost``, 127.0.0.0/8, ``::1``).
+    """Whether ``host`` is a loopback address (127.0.0.0/8, ``::1``).
 
     Cached: every send on a connection asks it of its peer (see :mod:`.wire`), and
-    parsing an address costs more than the rest of the guard together."""
+    parsing an address costs more than the rest of the guard together. A name is not
+    an address: see :func:`resolves_to_loopback`."""
     host = host.strip("[]").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return ipaddress.ip_address(host.split("%", 1)[0]).is_loopback
     except ValueError:
         return False
+
+
+def resolves_to_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address, or ``localhost`` / ``*.localhost`` and
+    every address it resolves to is one.
+
+    Issue 27: with a resolver that maps ``*.localhost`` to an outside address, the
+    test's own httpx and a child's urllib reached ``192.0.2.2``: the name was taken
+    for loopback. The lookup here is not guarded (it is the guard's own) and asks only
+    about those names, which resolve on the machine (RFC 6761)."""
+    host = host.strip("[]").lower()
+    if is_loopback(host):
+        return True
+    if host != "localhost" and not host.endswith(".localhost"):
+        return False
+    try:
+        found = {str(info[4][0]) for info in _original_getaddrinfo(host, None)}
+    except (OSError, UnicodeError):
+        return False
+    return bool(found) and all(is_loopback(address) for address in found)
 
 
 def host_matches(host: str, patterns: Iterable[str]) -> bool:
@@ -243,7 +267,7 @@ def _reverse(host: Any) -> None:
     name = host_of((host,))
     if policy is None or name is None or name in ("", socket.gethostname()):
         return
-    if is_loopback(name):
+    if resolves_to_loopback(name):
         return
     if not reachable(policy, name):
         raise policy.refuse(f"reverse DNS lookup of {name}", name)

@@ -68,16 +68,27 @@ class _Refuse(socketserver.BaseRequestHandler):
             pass  # a client that sent nothing whole is refused all the same
         method, shown = _shown(head.split(b"\n", 1)[0].decode("latin-1").strip())
         host = wire.proxied_host(head)  # as the guard reads a proxy request it sends
+        what = _child_guard_report(head) or f"{method} {shown}"
         policy = egress.current()
-        line = f"{ANSWER}: {method} {shown}".strip()
+        line = f"{ANSWER}: {what}".strip()
         if policy is not None and host:
-            line = str(policy.refuse(f"a child process's {method} {shown}", host))
+            line = str(policy.refuse(f"a child process's {what}", host))
         answer = line.replace("\r", " ").replace("\n", " ").encode() + b"\r\n\r\n"
         # The guard on sends (``wire``) refuses loopback when the test blocks it: the
         # socket's own C send answers the child (nothing here ever goes anywhere else).
         sock: socket.socket = self.request
         with contextlib.suppress(OSError):  # a client that hung up was refused anyway
             super(socket.socket, sock).sendall(answer)
+
+
+def _child_guard_report(head: bytes) -> str | None:
+    """What a child Python's own guard refused (``socket connect to host:port``, a DNS
+    lookup), sent as a header of its report (:mod:`.child_site`)."""
+    for line in head.split(b"\n")[1:]:
+        name, _, value = line.decode("latin-1").partition(":")
+        if name.strip().lower() == "x-agentreplay-child":
+            return value.strip()[:200] or None
+    return None
 
 
 def _shown(request_line: str) -> tuple[str, str]:

@@ -13,7 +13,6 @@ once, nests, and always cleans up; :func:`active_router` is the innermost one.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,9 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from .. import jsonparse
 from ..urls import bare_url
 from . import children, egress, patch
-from .egress import EgressBlocked, is_loopback
+from .egress import EgressBlocked, resolves_to_loopback
 from .gate import Gate
 from .patch import Family
 from .playback import Playback
@@ -75,7 +75,7 @@ class HTTPRequest:
 
     def json(self) -> Any:
         """The body parsed as JSON; ``None`` for an empty body."""
-        return json.loads(self.content) if self.content else None
+        return jsonparse.loads(self.content) if self.content else None
 
 
 @dataclass
@@ -159,9 +159,9 @@ class Router:
         """Whether a live connection to ``host`` is allowed under this router."""
         if not self.block:
             return True
-        if self.allow_loopback and is_loopback(host):
+        if egress.host_matches(host, self.allow_hosts):
             return True
-        return egress.host_matches(host, self.allow_hosts)
+        return self.allow_loopback and resolves_to_loopback(host)
 
     def refuse(self, what: str, host: str) -> EgressBlocked:
         """Record a blocked attempt and build the error naming it and the test."""
@@ -181,6 +181,15 @@ class Router:
         if not (self.block and self.guard_children):
             return None
         return children.exempt_hosts(self.allow_loopback, self.allow_hosts)
+
+    def child_policy(self) -> dict[str, Any]:
+        """What a child Python's own guard allows (see :mod:`.children`)."""
+        where = f"test {self.test}" if self.test else "code outside any test"
+        return {
+            "loopback": self.allow_loopback,
+            "hosts": list(self.allow_hosts),
+            "test": self.mask(where),
+        }
 
     def check_live(self, request: HTTPRequest) -> None:
         """Allow ``request`` to go out live, or raise :class:`EgressBlocked`."""

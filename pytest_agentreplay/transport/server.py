@@ -8,13 +8,17 @@ plays the same :class:`~.playback.Playback` through the same
 :class:`~.delivery.Delivery`, so scripts, faults, holds and the call log mean what
 they mean in-process:
 
-- keep-alive HTTP/1.1; a body without a length goes out chunked, one chunk per
-  delivered chunk (an SSE stream is flushed event by event);
+- keep-alive HTTP/1.1; each request is read whole and strictly before it is
+  answered (:mod:`.request_reader`: malformed framing is a 400 and a closed
+  connection, a request cut short is dropped unanswered and uncounted); a body
+  without a length goes out chunked, one chunk per delivered chunk (an SSE stream is
+  flushed event by event), or, to an HTTP/1.0 client, delimited by the close;
 - a ``cut`` ends the connection mid-body (no terminating chunk: the client sees
   "incomplete chunked read"), a ``timeout`` holds the socket silent until the
   client gives up, a gate (``block()``, ``Fault.stall``) holds it until released;
 - a client that hangs up while a response is held or streamed is noticed (the
-  socket is watched), and the call is logged ``cancelled``;
+  socket is watched), and the call is logged ``cancelled`` — unless every byte was
+  handed over before it closed: the log says what the client received;
 - closing the server lets every held response go and closes every connection, so
   no thread or socket outlives it.
 
@@ -26,18 +30,27 @@ from __future__ import annotations
 
 import _socket
 import contextlib
-import http.server
+import http
 import json
 import select
 import socket
 import socketserver
 import threading
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from .delivery import Delivery
 from .playback import Playback
+from .request_reader import (
+    BadRequestError,
+    IncompleteRequestError,
+    RequestHead,
+    framing,
+    read_body,
+    read_head,
+)
 from .router import Deferred, Handler, HTTPRequest
 
 __all__ = ["ModelServer"]
@@ -57,7 +70,13 @@ _HOP_BY_HOP = frozenset(
 )
 _WATCH_INTERVAL = 0.05  # how often a held socket is checked for a hang-up (seconds)
 _send = _socket.socket.sendall  # the C method: the guard patches socket.socket's
-_MAX_BODY = 64 * 1024 * 1024  # a request body larger than this is refused
+_LINGER_SECONDS = 2.0  # how long a refused client's remaining bytes are read and dropped
+_LINGER_BYTES = 1 << 20  # ... and how many at most
+_BACKLOG = 1024
+"""Connections the kernel queues before the server accepts them (the kernel may cap it
+lower, ``net.core.somaxconn``). The standard library's 5 made about every sixth of 60
+clients connecting at once wait a second for a SYN retransmit, and some were reset
+(issue 27): a test suite in another language runs its clients in parallel."""
 
 
 class _DroppedError(Exception):
@@ -201,6 +220,7 @@ class _Server(socketserver.ThreadingTCPServer):
     daemon_threads = False
     block_on_close = True
     allow_reuse_address = True
+    request_queue_size = _BACKLOG
 
     def __init__(self, address: tuple[str, int], handler: type, *, owner: ModelServer) -> None:
         self.owner = owner
@@ -250,15 +270,17 @@ class _Watch:
             return
 
 
-class _Connection(http.server.BaseHTTPRequestHandler):
-    """One client connection: requests read in turn (keep-alive), each answered by
-    the server's handler and played by a :class:`~.delivery.Delivery`."""
+class _Connection(socketserver.StreamRequestHandler):
+    """One client connection: requests read in turn (keep-alive) by the strict reader
+    of :mod:`.request_reader`, each answered by the server's handler and played by a
+    :class:`~.delivery.Delivery`."""
 
-    protocol_version = "HTTP/1.1"
     server: _Server
 
     def setup(self) -> None:
         super().setup()
+        self.close_connection = False
+        self.command, self.path, self.version = "", "", "HTTP/1.1"
         # Each event is its own small write: with Nagle's algorithm on, it waited for
         # the client's delayed ACK, about 40 ms an event or a call (measured).
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -267,31 +289,39 @@ class _Connection(http.server.BaseHTTPRequestHandler):
 
     def finish(self) -> None:
         self.server.owner._forget(self.connection, None)
-        super().finish()
+        with contextlib.suppress(OSError):  # the client is gone already
+            super().finish()
 
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: a test's output is not the place for an access log."""
-
-    def handle_one_request(self) -> None:
-        if self.server.owner.closed:
-            self.close_connection = True
-            return
-        super().handle_one_request()
-
-    def __getattr__(self, name: str) -> Any:
-        # Every method is served (``do_POST``, ``do_GET``...): the handler decides.
-        if name.startswith("do_"):
-            return self._serve
-        raise AttributeError(name)
+    def handle(self) -> None:
+        while not self.close_connection and not self.server.owner.closed:
+            self._one()
 
     # --- one request ----------------------------------------------------------------
 
-    def _serve(self) -> None:
+    def _one(self) -> None:
+        """Read one request whole, then answer it. A request cut short by its client
+        was never made: nothing is answered, consumed or counted (issue 27)."""
+        self.close_connection = True  # until a request is read whole and may keep it
         try:
-            request = self._request()
-        except ValueError as exc:
-            self._plain(400, str(exc))
+            head = read_head(self.rfile)
+            if head is None:
+                return
+            self.command, self.path, self.version = head.method, head.target, head.version
+            how = framing(head)
+            if head.expects_continue and how.has_body:
+                self._write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            body = read_body(self.rfile, how)
+        except BadRequestError as refused:
+            self._plain(refused.status, f"pytest-agentreplay: {refused.reason}")
+            self._linger()
             return
+        except (IncompleteRequestError, _HungUpError, OSError):
+            return
+        self.close_connection = not head.keep_alive
+        self._serve(head, body)
+
+    def _serve(self, head: RequestHead, body: bytes) -> None:
+        request = self._request(head, body)
         owner = self.server.owner
         try:
             answer = owner.handler.respond(request)
@@ -305,37 +335,16 @@ class _Connection(http.server.BaseHTTPRequestHandler):
         if playback is not None:
             self._play(playback)
 
-    def _request(self) -> HTTPRequest:
-        host = self.headers.get("host") or f"{self.server.owner.host}:{self.server.owner.port}"
+    def _request(self, head: RequestHead, body: bytes) -> HTTPRequest:
+        owner = self.server.owner
+        host = head.get("host") or f"{owner.host}:{owner.port}"
         return HTTPRequest(
-            method=self.command,
-            url=f"http://{host}{self.path}",
-            headers=tuple(self.headers.items()),
-            content=self._body(),
+            method=head.method,
+            url=f"http://{host}{head.target}",
+            headers=head.headers,
+            content=body,
             family="server",
         )
-
-    def _body(self) -> bytes:
-        if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
-            return b"".join(self._chunks())
-        length = int(self.headers.get("content-length") or 0)
-        if length < 0 or length > _MAX_BODY:
-            raise ValueError(f"request body of {length} bytes refused")
-        return self.rfile.read(length)
-
-    def _chunks(self) -> Iterator[bytes]:
-        total = 0
-        while True:
-            size = int(self.rfile.readline(1024).split(b";")[0].strip() or b"0", 16)
-            if size == 0:
-                while self.rfile.readline(1024).strip():  # trailers
-                    pass
-                return
-            total += size
-            if total > _MAX_BODY:
-                raise ValueError(f"request body over {_MAX_BODY} bytes refused")
-            yield self.rfile.read(size)
-            self.rfile.readline(8)
 
     def _held(self, deferred: Deferred) -> Playback | None:
         """Wait at the deferred's gate; ``None`` if the client hung up meanwhile."""
@@ -363,10 +372,12 @@ class _Connection(http.server.BaseHTTPRequestHandler):
         owner = self.server.owner
         if not owner._track(self.connection, delivery.hang_up):
             delivery.hang_up()
+        sent = _Sent()
         try:
-            with _Watch(self.connection, delivery.hang_up):
-                self._deliver(playback, delivery)
+            with _Watch(self.connection, sent.client_gone(delivery)):
+                self._deliver(playback, delivery, sent)
         except _HungUpError:
+            delivery.events_sent = sent.events  # what the client really got
             delivery.hang_up()
             self.close_connection = True
         except _DroppedError as dropped:
@@ -380,21 +391,34 @@ class _Connection(http.server.BaseHTTPRequestHandler):
         if delivery.ended == "cancelled":
             self.close_connection = True
 
-    def _deliver(self, playback: Playback, delivery: Delivery) -> None:
+    def _deliver(self, playback: Playback, delivery: Delivery, sent: _Sent) -> None:
+        """The status line, headers and body of ``playback``. A client noticed gone
+        (:class:`_Watch`) is taken for hung up only before its next write: once the
+        last byte is handed over, the call is what the client received, whenever it
+        closes (issue 27: 3 of 60 clients that read a whole reply were logged
+        ``cancelled``)."""
         headers = [(k, v) for k, v in playback.headers if k.lower() not in _HOP_BY_HOP]
         sized = any(k.lower() == "content-length" for k, _ in headers)
         bodiless = self.command == "HEAD" or playback.status in (204, 304)
-        chunked = not sized and not bodiless
+        old_client = self.version == "HTTP/1.0"  # no chunked coding: the close ends the body
+        chunked = not sized and not bodiless and not old_client
+        if not sized and not bodiless and old_client:
+            self.close_connection = True
         lines = [f"HTTP/1.1 {playback.status} {_reason(playback.status)}"]
         lines += [f"{k}: {v}" for k, v in headers]
         lines += ["transfer-encoding: chunked"] if chunked else []
         if self.close_connection:
             lines.append("connection: close")
+        elif old_client:
+            lines.append("connection: keep-alive")
         self._write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
         for chunk in delivery.iterate():
+            if sent.gone.is_set():
+                raise _HungUpError
             if bodiless or not chunk:
                 continue
             self._write(b"%x\r\n%b\r\n" % (len(chunk), chunk) if chunked else chunk)
+            sent.events = delivery.events_sent
         if delivery.ended == "cancelled":
             raise _HungUpError
         if chunked:
@@ -421,15 +445,55 @@ class _Connection(http.server.BaseHTTPRequestHandler):
                     owner._forget(None, gone.set)
         _shut(self.connection)
 
+    def _linger(self) -> None:
+        """Close after refusing a request whose bytes may still be arriving: a socket
+        closed with unread data sends a reset, which can destroy the refusal before the
+        client reads it. The rest is read and dropped, up to a bound, first."""
+        sock = self.connection
+        deadline = time.monotonic() + _LINGER_SECONDS
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_WR)
+            drained = 0
+            while drained < _LINGER_BYTES and not self.server.owner.closed:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([sock], [], [], left)[0]:
+                    break
+                data = sock.recv(65536)
+                if not data:
+                    break
+                drained += len(data)
+
     def _plain(self, status: int, message: str) -> None:
+        """A refusal (bad framing, a handler's surprise) in one write, then a close:
+        nothing to log, and nothing to watch (a client that half-closed after its
+        request still reads it)."""
         body = json.dumps({"error": {"type": "agentreplay_error", "message": message}}).encode()
-        headers = [
-            ("content-type", "application/json"),
-            ("content-length", str(len(body))),
-            ("x-should-retry", "false"),  # the SDKs would retry the same surprise
-        ]
+        head = (
+            f"HTTP/1.1 {status} {_reason(status)}\r\n"
+            "content-type: application/json\r\n"
+            f"content-length: {len(body)}\r\n"
+            "x-should-retry: false\r\n"  # the SDKs would retry the same surprise
+            "connection: close\r\n\r\n"
+        )
         self.close_connection = True
-        self._play(Playback(status=status, headers=headers, events=[body]))
+        with contextlib.suppress(_HungUpError):  # the client is gone: nobody to tell
+            self._write(head.encode("latin-1") + body)
+
+
+class _Sent:
+    """What one response has handed the client so far, and whether the client was
+    noticed gone (the connection's thread decides what that means, see ``_deliver``)."""
+
+    def __init__(self) -> None:
+        self.events = 0
+        self.gone = threading.Event()
+
+    def client_gone(self, delivery: Delivery) -> Callable[[], None]:
+        def noticed() -> None:
+            self.gone.set()
+            delivery.wake()  # a wait at a gate or hold ends now
+
+        return noticed
 
 
 def _reason(status: int) -> str:

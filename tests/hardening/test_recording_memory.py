@@ -61,7 +61,7 @@ def test_writing_a_recorded_stream_peaks_under_one_and_a_half_times_its_size(
     tracemalloc.start()
     try:
         held, _ = tracemalloc.get_traced_memory()
-        write_recorded(path, [interaction], scrubber, replace_old=False, run_started=None)
+        write_recorded(path, [interaction], scrubber, replace_old=False)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

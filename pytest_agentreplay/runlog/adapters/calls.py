@@ -8,11 +8,11 @@ codec into the same form, so the invariants read both alike.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
+from ... import jsonparse
 from ...cassettes.model import Interaction
 from ...cassettes.replay import recorded_reply
 from ...errors import CodecError
@@ -156,7 +156,7 @@ def _model_call(call: Any, interaction: Interaction, index: int) -> ModelCall | 
         return None  # not a model call (a token count, a model list...)
     codec = codec_for(provider)
     try:
-        body = json.loads(request.content() or b"{}")
+        body = jsonparse.loads(request.content() or b"{}")
         parsed = codec.parse_call(
             request.method, target(request.url), body if isinstance(body, dict) else {}
         )

@@ -1,0 +1,72 @@
+"""JSON text from a file or the wire, parsed with a bound on its nesting.
+
+``json.loads`` recurses once per level: an SSE event whose data nests 5,000 deep
+raised ``RecursionError``, which ``inspect``, ``lint``, ``fold`` and ``diff`` reported
+as an internal error (issue 27), and a value that parsed at 900 levels still broke
+every recursive walk after it (scrubbing, diffs, folding). Here the nesting is bounded
+at :data:`MAX_DEPTH`, the cassette writer's own limit: deeper text is a
+:class:`TooDeepError`, a ``ValueError`` like any other text that is not JSON, which
+every caller already handles.
+
+Counting brackets is two C-speed scans, so the common text (fewer brackets than the
+limit, which cannot nest deeper) costs almost nothing; only text with more brackets
+is walked, skipping its strings.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["MAX_DEPTH", "TooDeepError", "depth", "loads"]
+
+MAX_DEPTH = 100
+"""Levels of arrays and objects a parsed value may nest (the cassette writer's limit)."""
+
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_TOKENS_B = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+class TooDeepError(ValueError):
+    """JSON text nests deeper than :data:`MAX_DEPTH` levels."""
+
+    def __init__(self, limit: int = MAX_DEPTH) -> None:
+        super().__init__(f"JSON nests deeper than {limit} levels")
+
+
+def depth(text: str | bytes, stop: int = MAX_DEPTH) -> int:
+    """How deep ``text`` nests arrays and objects (strings skipped), counted up to just
+    past ``stop``. Not a validator: brackets of text that is not JSON count too."""
+    if isinstance(text, str):
+        brackets = text.count("[") + text.count("{")
+        tokens: Iterator[re.Match[str]] | Iterator[re.Match[bytes]] = _TOKENS.finditer(text)
+    else:
+        brackets = text.count(b"[") + text.count(b"{")
+        tokens = _TOKENS_B.finditer(text)
+    if brackets <= stop:
+        return brackets  # no deeper than there are brackets to open
+    level = deepest = 0
+    for token in tokens:
+        char = token.group()[:1]
+        if char in ("[", "{", b"[", b"{"):
+            level += 1
+            if level > deepest:
+                deepest = level
+                if deepest > stop:
+                    return deepest
+        elif char in ("]", "}", b"]", b"}"):
+            level -= 1
+    return deepest
+
+
+def loads(text: str | bytes, **kwargs: Any) -> Any:
+    """``json.loads(text, **kwargs)``, refusing nesting beyond :data:`MAX_DEPTH` with a
+    :class:`TooDeepError` (a ``ValueError``), never a ``RecursionError``."""
+    if depth(text) > MAX_DEPTH:
+        raise TooDeepError
+    try:
+        return json.loads(text, **kwargs)
+    except RecursionError:  # a deep stack already: the limit could not be reached
+        raise TooDeepError from None
