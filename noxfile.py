@@ -8,7 +8,10 @@ pyproject.toml that stopped working. These sessions do (CONTRIBUTING.md):
   pyproject.toml allows (uv's ``--resolution lowest-direct``: each direct requirement at
   its floor, what they pull in at its newest). ``.ci/versions.py --lowest`` fails the
   session when a floor could not be installed, so every floor is one that was tested.
-- ``newest``: the ``test`` extra at the newest releases on the index, ignoring the lock.
+- ``newest``: the ``test`` extra at the newest releases on the index, ignoring the lock,
+  and the SDKs (``SDKS``) at their newest even where a framework caps them: users call
+  an SDK without the framework (pydantic-ai 2.78 asks for google-genai below 3, and
+  google-genai 3.0 changed its default client and API version).
 - ``drift_check``: proves the other two can fail. It runs ``lowest`` with one package
   pinned below the floor the suite needs (``PROBE``) and passes only if that session
   fails with a message naming the package and the pinned version.
@@ -53,6 +56,10 @@ SDK_TESTS = [
 clients, the frameworks, serve, the migration from vcrpy and pytest-recording, and the
 docs pages' examples (each page runs real SDK code)."""
 
+SDKS = ["anthropic", "openai", "google-genai", "httpx", "httpx2"]
+"""Taken at their newest release by ``newest``, whatever upper bound another
+requirement puts on them (each becomes a bare ``--override``)."""
+
 SDK_CONTRACT = ["tests/fakes/test_faults.py", "tests/test_docs.py", "-k", "faults"]
 """The tests that pin down what an SDK raises for each fault: the table of docs/faults.md
 and the fake's faults through each SDK (see ``releases``)."""
@@ -74,14 +81,21 @@ def _pins(args: list[str]) -> list[str]:
     return pins
 
 
+def _overrides(pins: list[str], *, lowest: bool) -> list[str]:
+    """The uv ``--override`` lines: the pins, and at the newest the SDKs without caps."""
+    pinned = {canonicalize_name(pin.split("==")[0]) for pin in pins}
+    free = [] if lowest else [sdk for sdk in SDKS if canonicalize_name(sdk) not in pinned]
+    return [*pins, *free]
+
+
 def _install(session: nox.Session, *, lowest: bool, pins: list[str]) -> None:
     """The ``test`` extra, at its floors or at the newest, with ``pins`` forced."""
     options = ["--resolution", "lowest-direct"] if lowest else ["--upgrade", "--refresh"]
-    if pins:
-        overrides = Path(session.create_tmp()) / "pins.txt"
-        overrides.write_text("\n".join(pins) + "\n", encoding="utf-8")
-        options += ["--override", str(overrides)]
-        session.log(f"pinned: {', '.join(pins)}")
+    if overrides := _overrides(pins, lowest=lowest):
+        path = Path(session.create_tmp()) / "overrides.txt"
+        path.write_text("\n".join(overrides) + "\n", encoding="utf-8")
+        options += ["--override", str(path)]
+        session.log(f"overrides: {', '.join(overrides)}")
     session.install(*options, "-e", ".[test]")
     session.run("python", ".ci/versions.py", *(["--lowest"] if lowest and not pins else []))
 

@@ -1,4 +1,4 @@
-"""What the installed ``anthropic`` / ``openai`` SDK raises when a stream breaks.
+"""What the installed SDKs raise when a stream breaks, and where google-genai sends.
 
 The plugin's part never changes: a dropped connection is the client's transport error
 (``httpx2.RemoteProtocolError``), a read timeout its ``ReadTimeout``. What reaches agent
@@ -6,6 +6,10 @@ code is the SDK's choice, and it moved: up to 2.16, ``anthropic`` let an error r
 while it read a streamed body through unwrapped; from 2.17 on, ``iter_response_bytes``
 (``anthropic/_streaming.py``) wraps it in ``APIConnectionError`` / ``APITimeoutError``.
 ``openai`` wraps it on every version the pyproject allows.
+
+google-genai moved too: 3.0 made httpx2 its default client (2.x took httpx when it
+was installed), so a cut or a timeout is httpx2's error, and v1 its default API version
+(2.x sent to v1beta).
 
 Tests ask here instead of naming one version's exception, so the suite passes on the
 lowest and the newest versions the CI sessions install (noxfile.py), and the table in
@@ -21,6 +25,7 @@ from importlib.metadata import version
 from typing import Any
 
 import anthropic
+import httpx
 import httpx2
 import openai
 import pytest
@@ -30,6 +35,13 @@ ANTHROPIC_WRAPS_STREAM_READS_SINCE = Version("2.17.0")
 """The first ``anthropic`` release that wraps a failed read of a streamed body."""
 
 ANTHROPIC_WRAPS_STREAM_READS = Version(version("anthropic")) >= ANTHROPIC_WRAPS_STREAM_READS_SINCE
+
+GENAI_3 = Version(version("google-genai")) >= Version("3.0.0")
+GENAI_HTTP: Any = httpx2 if GENAI_3 else httpx
+"""The HTTP library of google-genai's default client, whose errors a cut or a timeout
+raise (the SDK wraps neither)."""
+GENAI_API_VERSION = "v1" if GENAI_3 else "v1beta"
+"""The API version google-genai's default client sends to."""
 
 Expected = tuple[type[BaseException], "type[BaseException] | None"]
 

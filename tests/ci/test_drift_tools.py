@@ -181,3 +181,16 @@ def test_the_probe_is_below_a_floor_the_project_declares(noxfile: ModuleType) ->
 
 def test_the_sdk_tests_exist(noxfile: ModuleType) -> None:
     assert [t for t in noxfile.SDK_TESTS if not (ROOT / t).exists()] == []
+
+
+def test_newest_lifts_the_caps_on_the_sdks_and_keeps_the_pins(noxfile: ModuleType) -> None:
+    """pydantic-ai caps google-genai below 3; users calling google-genai alone get 3.x,
+    so the newest session takes it too (a bare override drops every bound on it)."""
+    assert noxfile._overrides([], lowest=True) == []
+    assert noxfile._overrides(["vcrpy==8.2.1"], lowest=True) == ["vcrpy==8.2.1"]
+    newest = noxfile._overrides(["Google_GenAI==3.0.0"], lowest=False)
+    assert newest[0] == "Google_GenAI==3.0.0"
+    assert "google-genai" not in newest  # the pin wins over lifting the cap
+    assert {"anthropic", "openai", "httpx2"} <= set(newest)
+    sdks = {canonicalize_name(r.name) for r in versions.requirements(PROJECT, "test")}
+    assert set(map(canonicalize_name, noxfile.SDKS)) <= sdks

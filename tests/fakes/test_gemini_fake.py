@@ -1,10 +1,10 @@
 """A scripted fake serving Gemini to the real google-genai SDK, as users run it.
 
-The client is google-genai's own, with its default transports (``httpx`` for sync
-calls, aiohttp for async ones, issue 19): the fake answers on
-``generativelanguage.googleapis.com`` and, through ``serve()``, on Vertex AI paths.
-Faults surface as the SDK's own ``ClientError`` / ``ServerError`` and its retries.
-"""
+The client is google-genai's own, with its default transports (``httpx2`` for sync
+calls from google-genai 3.0, ``httpx`` before; aiohttp for async ones, issue 19): the
+fake answers on ``generativelanguage.googleapis.com`` and, through ``serve()``, on
+Vertex AI paths. Faults surface as the SDK's own ``ClientError`` / ``ServerError`` and
+its retries."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ import asyncio
 from typing import Any
 
 import aiohttp
-import httpx
 import pytest
 from google import genai
 from google.genai import errors, types
 
 from pytest_agentreplay import FakeModel, Fault, Reply, Text, Thinking, ToolCall, Usage
 from pytest_agentreplay.invariants import assert_stream_parity
+from tests.sdk_raises import GENAI_API_VERSION, GENAI_HTTP
 
 pytestmark = pytest.mark.sdk
 
@@ -74,7 +74,7 @@ def test_text_reply_sync(stream: bool, scripted_model: FakeModel) -> None:
     assert (request.model, request.stream) == (MODEL, stream)
     assert request.messages[-1].text == "Capital?"
     assert scripted_model.calls[0].url.startswith(
-        f"https://generativelanguage.googleapis.com/v1beta/models/{MODEL}:"
+        f"https://generativelanguage.googleapis.com/{GENAI_API_VERSION}/models/{MODEL}:"
     )
 
 
@@ -285,7 +285,7 @@ def test_a_cut_stream_shows_partial_text_then_a_transport_error(scripted_model: 
     scripted_model.script(Reply.text("one two three four", fault=Fault.cut(after_events=2)))
     seen: list[str] = []
     sdk = client()
-    with pytest.raises(httpx.TransportError):
+    with pytest.raises(GENAI_HTTP.TransportError):
         call(sdk, stream=True, seen=seen)
     assert "".join(seen) == "one two"
     assert scripted_model.log[0].outcome == "cut"
@@ -297,7 +297,7 @@ def test_a_cut_stream_is_not_retried_by_the_sdk(scripted_model: FakeModel) -> No
     scripted_model.script(Reply.text("lost", fault=Fault.cut(after_events=0)), Reply.text("unused"))
     scripted_model.configure(check_unused=False)
     sdk = client(retry_options=no_wait())
-    with pytest.raises(httpx.RemoteProtocolError):
+    with pytest.raises(GENAI_HTTP.RemoteProtocolError):
         collect(sdk.models.generate_content_stream(model=MODEL, contents="x"))
     assert len(scripted_model.calls) == 1
 
@@ -305,7 +305,7 @@ def test_a_cut_stream_is_not_retried_by_the_sdk(scripted_model: FakeModel) -> No
 def test_timeout_raises_httpx_timeout(scripted_model: FakeModel) -> None:
     scripted_model.script(Fault.timeout())
     sdk = client()
-    with pytest.raises(httpx.TimeoutException):
+    with pytest.raises(GENAI_HTTP.TimeoutException):
         call(sdk, stream=False)
 
 

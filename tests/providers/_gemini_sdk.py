@@ -183,7 +183,8 @@ def pydantic_ai_pair(
     return asyncio.run(both())
 
 
-def default_client() -> genai.Client:
-    """A google-genai client as users make it: its own ``httpx`` client, which the
-    plugin intercepts (replay, fakes)."""
-    return genai.Client(api_key="test-key")
+def default_client(api_version: str | None = None) -> genai.Client:
+    """A google-genai client as users make it: its own HTTP client (httpx2 from
+    google-genai 3.0, httpx before), which the plugin intercepts (replay, fakes).
+    ``api_version`` as a recording was made with (3.0 sends to v1 by default)."""
+    return genai.Client(api_key="test-key", http_options=types.HttpOptions(api_version=api_version))
