@@ -22,7 +22,7 @@ from .harness.marker import add_marker_fixture
 from .harness.options import MARKER_HELP, RECORD_MODES, add_options
 from .harness.scopes import cassette_scope, fake_model, router_scope
 from .harness.state import RUN_STATE, TEST_STATE, RunState, TestState
-from .hooks import accept_recording_hook
+from .hooks import accept_recording_hook, unused_recording_hook
 
 if TYPE_CHECKING:
     from .cassettes.handle import AgentReplay
@@ -314,6 +314,9 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     run = config.stash.get(RUN_STATE, None)
     if run is None:
         return
+    notice = unused_recording_hook(config)
+    if notice is not None and notice not in run.report.notices:
+        run.report.notices.append(notice)
     lines = run.report.lines(verbose=config.getoption("verbose") > 0)
     if lines:
         terminalreporter.write_sep("-", "agentreplay")
