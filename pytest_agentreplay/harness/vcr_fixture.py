@@ -5,12 +5,20 @@ Tests written for pytest-recording read the cassette through ``vcr``:
 ``vcr.all_played``. 34 of the 245 tests of the suite issue 20 measured did, and a
 rename could not carry them over. :class:`VcrCassette` gives the same names over the
 handle, with vcrpy's types (a body is bytes, or ``None`` when empty; headers are
-looked up in any case), so those assertions keep passing unchanged. The fixture is
+looked up in any case), so those assertions keep passing unchanged.
+
+pytest-recording's ``vcr`` is vcrpy's ``Cassette`` in a test with its marker and
+``None`` in any other, and suites rely on both: pydantic-ai's autouse fixtures take
+``vcr`` in every test, return early on ``None``, and read ``vcr._path``,
+``vcr.play_counts`` and ``vcr.all_played`` (issue 26). So here too ``vcr`` is
+``None`` unless the test has the ``agentreplay`` marker or takes the ``agentreplay``
+fixture: asking for ``vcr`` does not put a test under a cassette. The fixture is
 registered only when pytest-recording is not (its own ``vcr`` wins then).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
@@ -89,9 +97,11 @@ class VcrCassette:
 
     ``requests`` / ``responses`` are the cassette's interactions (those loaded, then
     those recorded by this test; ``rewrite`` starts empty as vcrpy's ``new`` cassette),
-    ``play_count`` how many were answered from the cassette, ``all_played`` whether
-    every loaded one was, ``record_mode`` the mode's name. ``agentreplay`` is the
-    handle itself, for everything else.
+    ``play_counts`` how many times each was answered from the cassette (by index),
+    ``play_count`` their sum, ``all_played`` whether each one was (vcrpy's rule: an
+    interaction recorded by this test is not played), ``record_mode`` the mode's
+    name, ``path`` (and vcrpy's private ``_path``) the cassette's path as a string.
+    ``agentreplay`` is the handle itself, for everything else.
     """
 
     def __init__(self, handle: AgentReplay) -> None:
@@ -104,6 +114,16 @@ class VcrCassette:
     @property
     def record_mode(self) -> str:
         return self.agentreplay.record_mode
+
+    @property
+    def path(self) -> str:
+        """The cassette's path, a string as vcrpy's (``Path(vcr.path)`` for a path)."""
+        return str(self.agentreplay.path)
+
+    @property
+    def _path(self) -> str:
+        """vcrpy's private name for :attr:`path`, which suites read (pydantic-ai does)."""
+        return self.path
 
     @property
     def requests(self) -> list[VcrRequest]:
@@ -122,12 +142,23 @@ class VcrCassette:
         return list(zip(self.requests, self.responses, strict=True))
 
     @property
+    def play_counts(self) -> Counter[int]:
+        """How many times each interaction was played, by its index in ``data``
+        (vcrpy's ``Counter``: an interaction never played is absent)."""
+        return Counter(
+            call.interaction
+            for call in self.agentreplay.calls
+            if call.source == "cassette" and call.interaction is not None
+        )
+
+    @property
     def play_count(self) -> int:
-        return sum(call.source == "cassette" for call in self.agentreplay.calls)
+        return sum(self.play_counts.values())
 
     @property
     def all_played(self) -> bool:
-        return not self.agentreplay.unplayed
+        """vcrpy's rule: every interaction of ``data`` was played at least once."""
+        return len(self.play_counts) == len(self)
 
     @property
     def write_protected(self) -> bool:
@@ -146,6 +177,11 @@ class VcrFixture:
     """The plugin object holding the ``vcr`` fixture (see the module docs)."""
 
     @pytest.fixture
-    def vcr(self, agentreplay: AgentReplay) -> VcrCassette:
-        """pytest-recording's ``vcr`` fixture: the cassette as vcrpy shows it."""
-        return VcrCassette(agentreplay)
+    def vcr(self, request: pytest.FixtureRequest) -> VcrCassette | None:
+        """pytest-recording's ``vcr`` fixture: the cassette as vcrpy shows it, in a test
+        with the ``agentreplay`` marker or fixture; ``None`` in any other, as
+        pytest-recording's is in a test without its marker."""
+        marked = request.node.get_closest_marker("agentreplay") is not None
+        if not marked and "agentreplay" not in request.fixturenames:
+            return None
+        return VcrCassette(request.getfixturevalue("agentreplay"))
