@@ -142,7 +142,7 @@ def _non_httpx_clients(
 def _open_cassette(item: pytest.Item, run: RunState, router: Router) -> CassetteSession:
     from ..cassettes.session import CassetteSession
     from ..transport.chunking import resolve_chunking
-    from .settings import match_on_for
+    from .settings import match_on_for, more_match_on_for
 
     settings, config, session = TestState.of(item).settings, item.config, run.settings
     assert settings is not None  # resolved when the router opened
@@ -153,6 +153,7 @@ def _open_cassette(item: pytest.Item, run: RunState, router: Router) -> Cassette
         scrubber=run.scrubber(),
         test=item.nodeid,
         match_on=match_on_for(settings, session),
+        more_match_on=more_match_on_for(settings, session),
         chunker=resolve_chunking(session.chunking),
         pace=settings.pace if settings.pace is not None else session.pace,
         allow_incomplete=settings.allow_incomplete,
