@@ -172,6 +172,11 @@ def _check_filters(filters: Mapping[str, Any], where: str) -> None:
             f"scrubbing needs nothing: add names with redact_headers / redact_query_params / "
             f"redact_body_keys in the pytest_agentreplay_configure hook)."
         )
+    from ..cassettes import vcr_bridge  # noqa: PLC0415 - only once a filter key is set
+
+    problem = vcr_bridge.too_old()
+    if problem is not None:
+        raise pytest.UsageError(f"{where}: {', '.join(sorted(filters))}: {problem}")
     for key in ("filter_headers", "filter_query_parameters", "filter_post_data_parameters"):
         if key in filters:
             _check_replacements(key, filters[key], where)
