@@ -225,8 +225,18 @@ def vcr_text(cassette: Cassette) -> str:
 
 
 def to_vcr(interaction: Interaction) -> tuple[Any, dict[str, Any]]:
-    """One of our interactions as vcrpy's (Request, response dict)."""
-    return vcr_request_object(interaction.request), vcr_response(interaction.response)
+    """One of our interactions as vcrpy's (Request, response dict), as vcrpy plays it.
+
+    The response carries a ``content-length`` of its body when it announces none: a
+    cassette keeps no wire-only header, and vcrpy replays the one it stored (which
+    its ``decode_compressed_response`` sets to the decoded length), so a client of the
+    bridge (requests, urllib3, botocore) saw the header under pytest-recording and
+    suites compare it (issue 26: pydantic-ai's botocore error metadata)."""
+    response = vcr_response(interaction.response)
+    headers = response["headers"]
+    if not any(name.lower() == "content-length" for name in headers):
+        headers["content-length"] = [str(len(response["body"]["string"]))]
+    return vcr_request_object(interaction.request), response
 
 
 def vcr_request_object(request: RecordedRequest) -> Any:
