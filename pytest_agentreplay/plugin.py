@@ -46,10 +46,12 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
     accept_recording_hook(config)
-    if not _pytest_recording(config):  # pytest-recording's own vcr fixture wins
-        from .harness.vcr_fixture import VcrFixture
+    from .harness import vcr_fixture
 
-        config.pluginmanager.register(VcrFixture(), "agentreplay-vcr")
+    if _pytest_recording(config):  # its own vcr in its tests, ours in ours
+        config.pluginmanager.register(vcr_fixture.VcrBesidePytestRecording(), "agentreplay-vcr")
+    else:
+        config.pluginmanager.register(vcr_fixture.VcrFixture(), "agentreplay-vcr")
     RunState.start(config)
     # Only when xdist distributes: hooks run for every test of every suite, and a plain
     # run has no use for these (a makereport wrapper and a logreport, six calls a test).

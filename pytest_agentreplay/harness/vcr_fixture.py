@@ -12,8 +12,9 @@ pytest-recording's ``vcr`` is vcrpy's ``Cassette`` in a test with its marker and
 ``vcr`` in every test, return early on ``None``, and read ``vcr._path``,
 ``vcr.play_counts`` and ``vcr.all_played`` (issue 26). So here too ``vcr`` is
 ``None`` unless the test has the ``agentreplay`` marker or takes the ``agentreplay``
-fixture: asking for ``vcr`` does not put a test under a cassette. The fixture is
-registered only when pytest-recording is not (its own ``vcr`` wins then).
+fixture: asking for ``vcr`` does not put a test under a cassette. With pytest-recording
+active too (a suite migrated test by test), ``vcr`` is pytest-recording's in its tests
+and ours in ours (:class:`VcrBesidePytestRecording`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from ..cassettes.handle import AgentReplay
     from ..cassettes.model import Interaction, RecordedRequest
 
-__all__ = ["VcrCassette", "VcrFixture", "VcrRequest"]
+__all__ = ["VcrBesidePytestRecording", "VcrCassette", "VcrFixture", "VcrRequest"]
 
 
 class _Headers(dict[str, str]):
@@ -173,15 +174,41 @@ class VcrCassette:
         return f"<VcrCassette over {self.agentreplay!r}>"
 
 
+def _cassette(request: pytest.FixtureRequest) -> VcrCassette | None:
+    """The test's cassette as vcrpy shows it, when the test has the ``agentreplay``
+    marker or takes the ``agentreplay`` fixture; ``None`` otherwise."""
+    marked = request.node.get_closest_marker("agentreplay") is not None
+    if not marked and "agentreplay" not in request.fixturenames:
+        return None
+    return VcrCassette(request.getfixturevalue("agentreplay"))
+
+
 class VcrFixture:
-    """The plugin object holding the ``vcr`` fixture (see the module docs)."""
+    """The plugin object holding the ``vcr`` fixture (see the module docs), registered
+    when pytest-recording is not active."""
 
     @pytest.fixture
     def vcr(self, request: pytest.FixtureRequest) -> VcrCassette | None:
         """pytest-recording's ``vcr`` fixture: the cassette as vcrpy shows it, in a test
         with the ``agentreplay`` marker or fixture; ``None`` in any other, as
         pytest-recording's is in a test without its marker."""
-        marked = request.node.get_closest_marker("agentreplay") is not None
-        if not marked and "agentreplay" not in request.fixturenames:
-            return None
-        return VcrCassette(request.getfixturevalue("agentreplay"))
+        return _cassette(request)
+
+
+class VcrBesidePytestRecording:
+    """The ``vcr`` fixture when pytest-recording is active too, as in a suite migrated
+    test by test: pytest-recording's own in a test with its ``vcr`` marker (or without
+    either marker), ours in a test with the ``agentreplay`` marker or fixture.
+
+    Registered after pytest-recording, so it overrides pytest-recording's ``vcr`` (an
+    autouse fixture) and receives it by asking for its own name: pytest-recording
+    still installs its cassette in each of its tests. Without this, a migrated test
+    reading ``vcr.requests`` got pytest-recording's ``None`` (issue 26)."""
+
+    @pytest.fixture
+    def vcr(self, request: pytest.FixtureRequest, vcr: Any) -> Any:
+        """pytest-recording's ``vcr``, or ours in a test of this plugin's."""
+        if request.node.get_closest_marker("vcr") is not None:
+            return vcr
+        ours = _cassette(request)
+        return vcr if ours is None else ours

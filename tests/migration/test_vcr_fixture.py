@@ -138,3 +138,36 @@ def test_a_test_that_only_asks_for_vcr_is_not_intercepted(pytester: pytest.Pytes
     result = pytester.runpytest_subprocess("-p", "no:recording", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     assert "cassettes used" not in result.stdout.str()
+
+
+BESIDE_TESTS = """
+import httpx, pytest
+
+@pytest.mark.vcr
+def test_still_on_pytest_recording(vcr):
+    assert type(vcr).__module__ == "vcr.cassette" and len(vcr) == 0
+
+@pytest.mark.agentreplay
+def test_migrated(vcr):
+    with httpx.Client() as client:
+        client.post("http://api.example.test/items?page=1", content=b"one")
+    assert type(vcr).__name__ == "VcrCassette"
+    assert vcr.play_counts == {0: 1} and vcr._path.endswith("test_migrated.yaml")
+
+def test_plain(vcr):
+    assert vcr is None
+"""
+
+
+def test_with_pytest_recording_active_each_test_gets_the_vcr_of_its_marker(
+    pytester: pytest.Pytester,
+) -> None:
+    """A suite migrated test by test, pytest-recording still installed: its ``vcr`` (an
+    autouse fixture) is the cassette of its own tests, ours that of ours."""
+    pytest.importorskip("pytest_recording")
+    pytester.makepyfile(test_user=BESIDE_TESTS)
+    path = pytester.path / "cassettes" / "test_user" / "test_migrated.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(VCR_CASSETTE + "version: 1\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)
