@@ -85,6 +85,9 @@ class CassetteSession:
     save_on_failure: bool = False
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     rerecord: str = ""
+    pytest_recording_file: Path | None = None
+    """pytest-recording's file for the test's default cassette, there under that name
+    while this cassette is not: a miss names it (:func:`.miss.renaming_hint`)."""
     run_started: float | None = None
     """When the test run began (``time.time()``): ``rewrite`` keeps what other tests of
     the same run wrote into a shared cassette after it."""
@@ -327,6 +330,7 @@ class CassetteSession:
             record_mode=self.record_mode,
             rerecord=self.rerecord,
             mask=self.scrubber.mask,
+            elsewhere=None if self.existed else self.pytest_recording_file,
         )
 
     def _ender(

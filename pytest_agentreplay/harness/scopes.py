@@ -88,6 +88,8 @@ def cassette_scope(request: pytest.FixtureRequest, router: Router) -> Iterator[A
     state.sessions.append(session)
     router.add(session)
     router.hint = f"Record it with: pytest '{item.nodeid}' --agentreplay-record-mode=new_episodes"
+    if not session.existed and session.replaying:
+        _point_at_pytest_recording_file(item, session, router)
     router.recorder = session.recorder()
     router.block = not session.recording
     handle = state.handle = AgentReplay(session, router)
@@ -167,6 +169,24 @@ def _open_cassette(item: pytest.Item, run: RunState, router: Router) -> Cassette
         rerecord=f"pytest '{item.nodeid}' --agentreplay-record-mode=new_episodes "
         f"(or =rewrite to record it afresh)",
     )
+
+
+def _point_at_pytest_recording_file(
+    item: pytest.Item, session: CassetteSession, router: Router
+) -> None:
+    """The test's cassette is missing: when pytest-recording's file for the test is
+    there under its own name (:func:`.paths.pytest_recording_path`), a miss or a
+    blocked call says to rename it (a migrated suite's parametrized tests, issue 26)."""
+    settings = TestState.of(item).settings
+    if settings is None or settings.cassette is not None or settings.vcrpy is not None:
+        return
+    from ..cassettes.miss import renaming_hint
+    from .paths import pytest_recording_path
+
+    found = pytest_recording_path(item, item.config.getini("agentreplay_cassette_dir"))
+    if found is not None and found.is_file():
+        session.pytest_recording_file = found
+        router.hint += f". {renaming_hint(found, session.path)}"
 
 
 def _path(item: pytest.Item, settings: TestSettings) -> Path:
