@@ -178,8 +178,11 @@ def _point_at_pytest_recording_file(
     there under its own name (:func:`.paths.pytest_recording_path`), a miss or a
     blocked call says to rename it (a migrated suite's parametrized tests, issue 26)."""
     settings = TestState.of(item).settings
-    if settings is None or settings.cassette is not None or settings.vcrpy is not None:
+    if settings is None or settings.cassette is not None:
         return
+    vcrpy = settings.vcrpy
+    if vcrpy is not None and (vcrpy.library_dir is not None or vcrpy.path_transformer):
+        return  # a path vcrpy's keys make: the name is theirs to give
     from ..cassettes.miss import renaming_hint
     from .paths import pytest_recording_path
 

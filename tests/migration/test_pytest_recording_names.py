@@ -45,11 +45,20 @@ def _folder(pytester: pytest.Pytester) -> Path:
     return folder
 
 
+CONFIG = """
+@pytest.fixture
+def agentreplay_config():
+    return {"filter_headers": ["authorization"], "ignore_localhost": True}
+"""
+
+
+@pytest.mark.parametrize("config", ["", CONFIG], ids=["", "vcrpy keys"])
 @pytest.mark.parametrize("url", URLS.values(), ids=list(URLS))
 def test_the_miss_names_pytest_recording_s_file_and_the_name_to_give_it(
-    pytester: pytest.Pytester, url: str
+    pytester: pytest.Pytester, url: str, config: str
 ) -> None:
-    pytester.makepyfile(test_user=TEST.replace("{url}", url))
+    """Also beside vcrpy's keys in ``agentreplay_config`` (pydantic-ai's)."""
+    pytester.makepyfile(test_user=TEST.replace("{url}", url) + config)
     theirs = _folder(pytester) / "TestItems.test_items[openai-gpt-5].yaml"
     theirs.write_text(
         VCR_CASSETTE.replace("http://api.example.test/items?page=1", url) + "version: 1\n"
