@@ -11,8 +11,10 @@ pytest-recording's ``vcr`` is vcrpy's ``Cassette`` in a test with its marker and
 ``None`` in any other, and suites rely on both: pydantic-ai's autouse fixtures take
 ``vcr`` in every test, return early on ``None``, and read ``vcr._path``,
 ``vcr.play_counts`` and ``vcr.all_played`` (issue 26). So here too ``vcr`` is
-``None`` unless the test has the ``agentreplay`` marker or takes the ``agentreplay``
-fixture: asking for ``vcr`` does not put a test under a cassette. With pytest-recording
+``None`` unless the test has the ``agentreplay`` marker (the renamed ``vcr`` marker):
+asking for ``vcr`` puts no test under a cassette, nor opens a test's cassette early
+(a test taking the ``agentreplay`` fixture after a fixture that writes its cassette
+would miss it, opened by an autouse fixture taking ``vcr``). With pytest-recording
 active too (a suite migrated test by test), ``vcr`` is pytest-recording's in its tests
 and ours in ours (:class:`VcrBesidePytestRecording`).
 """
@@ -176,9 +178,8 @@ class VcrCassette:
 
 def _cassette(request: pytest.FixtureRequest) -> VcrCassette | None:
     """The test's cassette as vcrpy shows it, when the test has the ``agentreplay``
-    marker or takes the ``agentreplay`` fixture; ``None`` otherwise."""
-    marked = request.node.get_closest_marker("agentreplay") is not None
-    if not marked and "agentreplay" not in request.fixturenames:
+    marker (whose fixture opens the cassette anyway); ``None`` otherwise."""
+    if request.node.get_closest_marker("agentreplay") is None:
         return None
     return VcrCassette(request.getfixturevalue("agentreplay"))
 
@@ -190,15 +191,15 @@ class VcrFixture:
     @pytest.fixture
     def vcr(self, request: pytest.FixtureRequest) -> VcrCassette | None:
         """pytest-recording's ``vcr`` fixture: the cassette as vcrpy shows it, in a test
-        with the ``agentreplay`` marker or fixture; ``None`` in any other, as
-        pytest-recording's is in a test without its marker."""
+        with the ``agentreplay`` marker; ``None`` in any other, as pytest-recording's
+        is in a test without its marker."""
         return _cassette(request)
 
 
 class VcrBesidePytestRecording:
     """The ``vcr`` fixture when pytest-recording is active too, as in a suite migrated
     test by test: pytest-recording's own in a test with its ``vcr`` marker (or without
-    either marker), ours in a test with the ``agentreplay`` marker or fixture.
+    either marker), ours in a test with the ``agentreplay`` marker.
 
     Registered after pytest-recording, so it overrides pytest-recording's ``vcr`` (an
     autouse fixture) and receives it by asking for its own name: pytest-recording

@@ -95,16 +95,29 @@ def test_plays_both(vcr):
         client.post("http://api.example.test/items?page=1", content=b"one")
         client.post("http://api.example.test/items?page=1", content=b"two")
 
-def test_with_the_handle(agentreplay, vcr):
-    assert vcr is not None and vcr.agentreplay is agentreplay and len(vcr) == 0
+@pytest.fixture
+def written(request):
+    # a cassette written before the agentreplay fixture opens it
+    folder = request.path.parent / "cassettes" / "test_user"
+    path = folder / "test_with_the_handle.yaml"
+    path.write_text((folder / "test_plays_one.yaml").read_text())
+    yield
+    path.unlink()
+
+def test_with_the_handle(written, agentreplay, vcr):
+    # no marker: vcr is None, as pytest-recording's, and did not open the cassette early
+    assert vcr is None
+    assert len(agentreplay.interactions) == 2
 """
 
 
 def test_vcr_is_none_outside_the_marker_and_reads_as_vcrpy_s_cassette_inside(
     pytester: pytest.Pytester,
 ) -> None:
-    """An autouse fixture taking ``vcr`` puts no test under a cassette; in the marked
-    tests it reads the cassette's path, play counts and ``all_played``."""
+    """An autouse fixture taking ``vcr`` puts no test under a cassette, nor opens the
+    cassette of a test taking the ``agentreplay`` fixture before that test's own
+    fixtures; in the marked tests it reads the cassette's path, play counts and
+    ``all_played``."""
     pytester.makeconftest(AUTOUSE_CONFTEST)
     pytester.makepyfile(test_user=AUTOUSE_TESTS)
     path = pytester.path / "cassettes" / "test_user" / "test_plays_one.yaml"
