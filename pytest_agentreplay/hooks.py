@@ -21,7 +21,12 @@ import pytest
 if TYPE_CHECKING:
     from .harness.settings import AgentReplaySettings
 
-__all__ = ["accept_recording_hook", "pytest_agentreplay_configure"]
+__all__ = [
+    "UNUSED_RECORDING_HOOK",
+    "accept_recording_hook",
+    "pytest_agentreplay_configure",
+    "unused_recording_hook",
+]
 
 
 @pytest.hookspec
@@ -39,26 +44,37 @@ class _RecordingHookspec:
         """pytest-recording's configure hook (not called by pytest-agentreplay)."""
 
 
+UNUSED_RECORDING_HOOK = (
+    "pytest_recording_configure(config, vcr) is pytest-recording's hook, and pytest-recording "
+    "is not active, so nothing calls it: move its matchers and filters to "
+    "pytest_agentreplay_configure(config, settings) (see the migration guide)"
+)
+"""The summary's line about a ``pytest_recording_configure`` nothing calls."""
+
+
 def accept_recording_hook(config: pytest.Config) -> None:
     """Declare ``pytest_recording_configure`` unless pytest-recording did (declaring it
-    twice is an error), and warn once it is left in a conftest: nothing calls it.
+    twice is an error).
 
     Runs at configure time, before pytest checks conftests for unknown hooks (after
     collection); pytest-recording, when installed, declared it earlier.
     """
     caller = getattr(config.pluginmanager.hook, "pytest_recording_configure", None)
-    if caller is not None and caller.has_spec():
-        return
-    config.pluginmanager.add_hookspecs(_RecordingHookspec)
-    caller = config.pluginmanager.hook.pytest_recording_configure
-    if caller.get_hookimpls():
-        _warn_unused(config)
+    if caller is None or not caller.has_spec():
+        config.pluginmanager.add_hookspecs(_RecordingHookspec)
 
 
-def _warn_unused(config: pytest.Config) -> None:
-    message = (
-        "pytest_recording_configure(config, vcr) is pytest-recording's hook and is not "
-        "called: move its settings to pytest_agentreplay_configure(config, settings) "
-        "(see the migration guide)"
-    )
-    config.issue_config_time_warning(pytest.PytestConfigWarning(message), stacklevel=2)
+def unused_recording_hook(config: pytest.Config) -> str | None:
+    """The summary's notice when a conftest implements ``pytest_recording_configure``
+    and nothing calls it (pytest-recording is not active); ``None`` otherwise.
+
+    Asked when the summary is printed, so that conftests loaded during collection
+    count too. A notice, not a warning: a warning is raised as an exception under
+    ``-W error`` or ``filterwarnings = ["error"]`` (pydantic-ai's setting, and a
+    common one), and one issued at configure time stopped pytest with an
+    INTERNALERROR before any test ran (issue 26).
+    """
+    caller = getattr(config.pluginmanager.hook, "pytest_recording_configure", None)
+    if caller is None or caller.spec is None or caller.spec.namespace is not _RecordingHookspec:
+        return None  # pytest-recording's hook: it calls it for its own vcr-marked tests
+    return UNUSED_RECORDING_HOOK if caller.get_hookimpls() else None

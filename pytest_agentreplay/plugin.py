@@ -22,7 +22,7 @@ from .harness.marker import add_marker_fixture
 from .harness.options import MARKER_HELP, RECORD_MODES, add_options
 from .harness.scopes import cassette_scope, fake_model, router_scope
 from .harness.state import RUN_STATE, TEST_STATE, RunState, TestState
-from .hooks import accept_recording_hook
+from .hooks import accept_recording_hook, unused_recording_hook
 
 if TYPE_CHECKING:
     from .cassettes.handle import AgentReplay
@@ -46,10 +46,12 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
     accept_recording_hook(config)
-    if not _pytest_recording(config):  # pytest-recording's own vcr fixture wins
-        from .harness.vcr_fixture import VcrFixture
+    from .harness import vcr_fixture
 
-        config.pluginmanager.register(VcrFixture(), "agentreplay-vcr")
+    if _pytest_recording(config):  # its own vcr in its tests, ours in ours
+        config.pluginmanager.register(vcr_fixture.VcrBesidePytestRecording(), "agentreplay-vcr")
+    else:
+        config.pluginmanager.register(vcr_fixture.VcrFixture(), "agentreplay-vcr")
     RunState.start(config)
     # Only when xdist distributes: hooks run for every test of every suite, and a plain
     # run has no use for these (a makereport wrapper and a logreport, six calls a test).
@@ -314,6 +316,9 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     run = config.stash.get(RUN_STATE, None)
     if run is None:
         return
+    notice = unused_recording_hook(config)
+    if notice is not None and notice not in run.report.notices:
+        run.report.notices.append(notice)
     lines = run.report.lines(verbose=config.getoption("verbose") > 0)
     if lines:
         terminalreporter.write_sep("-", "agentreplay")

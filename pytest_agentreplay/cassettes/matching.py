@@ -113,7 +113,8 @@ def _part(item: str | Matcher) -> Part:
         if part is None:
             raise MatchOnError(
                 f"unknown match_on part {item!r}; known: {', '.join(BUILTIN_PARTS)} "
-                "(or pass a function of the request)"
+                "(or pass a function of the request, or name one in the "
+                "pytest_agentreplay_configure hook: settings.matchers[name] = function)"
             )
         return part
     if not callable(item):

@@ -17,7 +17,7 @@ from ..transport.egress import EgressBlocked
 from .matching import Index, explain_miss
 from .model import RecordedRequest
 
-__all__ = ["CassetteMiss", "cassette_miss"]
+__all__ = ["CassetteMiss", "cassette_miss", "renaming_hint"]
 
 _RECORD_ONCE = "pytest --agentreplay-record-mode=once"
 
@@ -39,16 +39,20 @@ def cassette_miss(
     record_mode: str,
     rerecord: str,
     mask: Callable[[str], str],
+    elsewhere: Path | None = None,
 ) -> CassetteMiss:
     """The failure for ``request`` (scrubbed, as matched): ``index`` is the cassette's
     recorded requests, ``None`` when there is no cassette file; ``rerecord`` a record
-    mode or a whole command to suggest."""
+    mode or a whole command to suggest; ``elsewhere`` the file pytest-recording named
+    for this test, when it is there instead."""
     if index is None:
         message = (
             f"pytest-agentreplay: no cassette at {cassette} (record mode "
             f"{record_mode!r}) for {request.method} {request.url} in test "
             f"{test}. Record it with: {rerecord or _RECORD_ONCE}"
         )
+        if elsewhere is not None:
+            message += f". {renaming_hint(elsewhere, cassette)}"
     else:
         message = explain_miss(
             request,
@@ -60,3 +64,14 @@ def cassette_miss(
             mask=mask,
         )
     return CassetteMiss(mask(message))
+
+
+def renaming_hint(found: Path, cassette: Path) -> str:
+    """What to do when pytest-recording's file for a test is there under its name
+    (``found``) and the test's cassette is not: rename it, or point at it."""
+    return (
+        f"pytest-recording's name for this test's cassette is there: {found.name}. This "
+        f"plugin adds a short hash to a name with a character a file name cannot hold "
+        f"(two tests never share a file): rename it to {cassette.name}, or pass "
+        f"cassette='{found.name}'"
+    )

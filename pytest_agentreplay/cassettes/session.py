@@ -42,7 +42,7 @@ from ..transport.router import HTTPRequest, Router
 from . import io as cassette_io
 from .calls import ReplayedCall, live_call, played_whole, replayed_outcome
 from .ledger import RunLedger
-from .matching import VCRPY_MATCH_ON, Index
+from .matching import MATCH_ON_DEFAULT, VCRPY_MATCH_ON, Index
 from .miss import CassetteMiss, cassette_miss
 from .model import Interaction, RecordedRequest
 from .modes import RECORDING_MODES, REPLAYING_MODES
@@ -77,6 +77,9 @@ class CassetteSession:
     scrubber: Scrubber
     test: str = ""
     match_on: Sequence[Any] | None = None
+    more_match_on: Sequence[Any] = ()
+    """vcrpy's ``additional_matchers``: matched besides ``match_on``, or besides the
+    cassette's default when ``match_on`` is not set."""
     chunker: Chunker = Chunking.PER_EVENT
     pace: float | None = None
     allow_incomplete: bool = False
@@ -86,6 +89,9 @@ class CassetteSession:
     ledger: RunLedger | None = None
     """What this test run wrote into which cassette: ``rewrite`` keeps what other tests
     of the same run wrote into a shared cassette (:mod:`.ledger`)."""
+    pytest_recording_file: Path | None = None
+    """pytest-recording's file for the test's default cassette, there under that name
+    while this cassette is not: a miss names it (:func:`.miss.renaming_hint`)."""
     filters: VcrFilters | None = None
     """vcrpy's ``filter_*`` / ``before_record_*`` / ``ignore_*`` options (:mod:`.vcr_filters`)."""
     repeats: bool = False
@@ -112,6 +118,8 @@ class CassetteSession:
         match_on = self.match_on
         if match_on is None and source == "vcrpy":
             match_on = VCRPY_MATCH_ON  # "loads unchanged" means "matches the same" (issue 20)
+        if self.more_match_on:
+            match_on = _more(MATCH_ON_DEFAULT if match_on is None else match_on, self.more_match_on)
         self.index = Index([], **({} if match_on is None else {"match_on": match_on}))
         if self.replaying:
             for request in (i.request for i in self.interactions):
@@ -330,6 +338,7 @@ class CassetteSession:
             record_mode=self.record_mode,
             rerecord=self.rerecord,
             mask=self.scrubber.mask,
+            elsewhere=None if self.existed else self.pytest_recording_file,
         )
 
     def _ender(
@@ -444,3 +453,11 @@ def _as_stopped(interaction: Interaction) -> Interaction:
     if response.end != "cancelled":
         return interaction
     return interaction.replace(response=response.replace(end="incomplete"))
+
+
+def _more(match_on: Sequence[Any], more: Sequence[Any]) -> tuple[Any, ...]:
+    """``match_on`` and then the parts of ``more`` it does not have yet (vcrpy appends
+    ``additional_matchers`` to ``match_on``; a part named twice adds nothing)."""
+    parts = list(match_on)
+    parts.extend(part for part in more if part not in parts)
+    return tuple(parts)

@@ -11,17 +11,23 @@ interactions of our cassette and takes back the ones it recorded, so one file ho
 both and every write still goes through the scrubbing and atomic save of the session.
 
 vcrpy is optional: without it, such clients are blocked in replay (by the socket
-guard) and go out unrecorded in record modes, with a warning.
+guard) and go out unrecorded in record modes, with a warning. An installed vcrpy older
+than :data:`VCRPY_FLOOR` is refused up front with what to install
+(:func:`require_vcrpy`): the first release with ``skip_patchers`` is 9.4.2, and older
+ones failed every test with a ``TypeError`` from ``VCR()`` (issue 26).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.metadata
 import importlib.util
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
+
+from ..errors import AgentReplayError
 
 # The format conversions are imported when vcrpy is really used: the plugin asks this
 # module on every test whether vcrpy is wanted.
@@ -31,11 +37,27 @@ if TYPE_CHECKING:
 __all__ = [
     "CLIENT_MODULES",
     "SKIPPED_HINT",
+    "VCRPY_FLOOR",
     "SessionPersister",
+    "VcrpyVersionError",
     "available",
     "clients_imported",
+    "require_vcrpy",
+    "too_old",
     "vcr_cassette",
 ]
+
+VCRPY_FLOOR = "9.4.2"
+"""The oldest vcrpy the bridge and vcrpy's filter options work with, found by running
+the vcrpy-facing tests on each release from 8.2.0 (docs/migrating.md, issue 26):
+``skip_patchers`` (which keeps vcrpy off the clients the plugin hooks itself) and
+``replace_body_parameters(recursive=)`` (``filter_nested_post_data_parameters``)
+first came in 9.4.2; 8.2.x also lacks urllib3 2's ``response.json()`` on replay."""
+
+
+class VcrpyVersionError(AgentReplayError):
+    """The installed vcrpy is older than :data:`VCRPY_FLOOR`."""
+
 
 # Our record modes in vcrpy's words; "rewrite" loads nothing, so "all" records afresh.
 _MODES = {
@@ -52,6 +74,46 @@ def available() -> bool:
     """Whether vcrpy is installed (asked once: a search of ``sys.path`` each test is
     measurable)."""
     return importlib.util.find_spec("vcr") is not None
+
+
+def installed_version() -> str | None:
+    """The installed vcrpy's version (``None``: its metadata is missing)."""
+    try:
+        return importlib.metadata.version("vcrpy")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+@functools.cache
+def too_old() -> str | None:
+    """Why the installed vcrpy cannot be used, or ``None`` when it can (asked once)."""
+    from packaging.version import InvalidVersion, Version  # pytest's own dependency
+
+    installed = installed_version()
+    try:
+        if installed is not None and Version(installed) >= Version(VCRPY_FLOOR):
+            return None
+    except InvalidVersion:
+        pass
+    python = (
+        f" (vcrpy {VCRPY_FLOOR} needs Python 3.11 or newer: on this Python, set "
+        f"agentreplay_vcr = never in the ini file and drop vcrpy's filter keys)"
+        if sys.version_info < (3, 11)
+        else ""
+    )
+    return (
+        f"pytest-agentreplay needs vcrpy {VCRPY_FLOOR} or newer to record and replay "
+        f"requests, urllib3 and aiohttp clients and to run vcrpy's filter options, and "
+        f"vcrpy {installed or '(version unknown)'} is installed: "
+        f"pip install 'vcrpy>={VCRPY_FLOOR}'{python}"
+    )
+
+
+def require_vcrpy() -> None:
+    """Raise :class:`VcrpyVersionError` when the installed vcrpy is too old."""
+    problem = too_old()
+    if problem is not None:
+        raise VcrpyVersionError(problem)
 
 
 CLIENT_MODULES = ("requests", "urllib3", "aiohttp", "httplib2", "tornado", "botocore", "boto3")
@@ -142,7 +204,11 @@ def _not_installed() -> tuple[str, ...]:
 
 @contextlib.contextmanager
 def vcr_cassette(session: CassetteSession) -> Iterator[None]:
-    """vcrpy active for the test's non-httpx clients, on the session's cassette."""
+    """vcrpy active for the test's non-httpx clients, on the session's cassette.
+
+    :class:`VcrpyVersionError` when the installed vcrpy is older than
+    :data:`VCRPY_FLOOR`, before vcrpy is asked anything."""
+    require_vcrpy()
     import vcr
 
     recorder = vcr.VCR(

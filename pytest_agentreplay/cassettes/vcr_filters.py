@@ -115,11 +115,9 @@ def _body_filter(options: Mapping[str, Any]) -> Filter:
     from vcr import filters  # noqa: PLC0415 - vcrpy is optional
 
     pairs = _replacements(options["filter_post_data_parameters"])
-    body = getattr(filters, "replace_body_parameters", None)
-    if body is None:  # vcrpy before 9 names it for POST data only
-        return functools.partial(filters.replace_post_data_parameters, replacements=pairs)
     nested = bool(options.get("filter_nested_post_data_parameters"))
-    return functools.partial(body, replacements=pairs, recursive=nested)
+    # ``recursive`` (and multipart bodies) since vcrpy 9.4.2, the floor the options check
+    return functools.partial(filters.replace_body_parameters, replacements=pairs, recursive=nested)
 
 
 def _replacements(given: Iterable[Any]) -> list[tuple[str, Any]]:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["cassette_path", "safe_name", "vcrpy_path"]
+__all__ = ["cassette_path", "pytest_recording_path", "safe_name", "vcrpy_path"]
 
 Mask = Callable[[str], str]
 
@@ -38,6 +38,9 @@ _MAX = 150  # leave room under the usual 255-byte name limit for suffixes and te
 # http-snapshot JSON, and the raw SSE bodies SDK test suites keep (``.sse.txt``,
 # ``.sse.bin``). Any other name gets ``.yaml`` appended (``cassette="shared"``).
 _CASSETTE_SUFFIXES = frozenset({".yaml", ".yml", ".json", ".txt", ".bin", ".sse"})
+_PYTEST_RECORDING_UNSAFE = re.compile(r"""[<>?%*:|"'/\\]""")
+"""The characters pytest-recording replaces with ``-`` in a cassette name (and only
+those: no hash, so ``test[a:b]`` and ``test[a-b]`` shared a file there)."""
 
 
 def _same(text: str) -> str:
@@ -132,3 +135,14 @@ def _listing(folder: Path) -> frozenset[str]:
         return frozenset(_normal(entry) for entry in os.listdir(folder))
     except OSError:
         return frozenset()
+
+
+def pytest_recording_path(item: pytest.Item, cassette_dir: str) -> Path | None:
+    """Where pytest-recording kept ``item``'s default cassette, when that name differs
+    from ours (a name with a character a file name cannot hold, or ``'`` / ``%``):
+    a miss points at the file a migrated suite has not renamed yet."""
+    name = _test_name(item)
+    theirs = _PYTEST_RECORDING_UNSAFE.sub("-", name)
+    if theirs == safe_name(name):
+        return None
+    return _folder(str(item.path), cassette_dir) / f"{theirs}.yaml"

@@ -35,10 +35,15 @@ class CassetteUse:
 
 @dataclass
 class Report:
-    """Every cassette use of the session, and problems met after the tests ran."""
+    """Every cassette use of the session, problems met after the tests ran, and
+    notices about the set-up (printed first)."""
 
     uses: list[CassetteUse] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    """Facts about the set-up found at configure time, such as a leftover
+    ``pytest_recording_configure``: summary lines, never warnings (``-W error`` would
+    turn a configure-time warning into an INTERNALERROR)."""
 
     def add(self, use: CassetteUse) -> None:
         self.uses.append(use)
@@ -77,13 +82,15 @@ class Report:
         self.uses.extend(CassetteUse(**item) for item in json.loads(data))
 
     def lines(self, *, verbose: bool = False) -> list[str]:
-        """The summary, one fact per line; empty when no test used a cassette."""
+        """The summary, one fact per line; only the notices and problems when no test
+        used a cassette."""
         if not self.uses:
-            return list(self.problems)
+            return [*self.notices, *self.problems]
         uses = sorted(self.uses, key=lambda u: (u.path, u.test))
         paths = {u.path for u in uses}
         written = {u.path for u in uses if u.written}
         out = [
+            *self.notices,
             f"cassettes used: {len(paths)}, interactions replayed: {sum(u.replayed for u in uses)}",
             f"cassettes written: {len(written)}, interactions recorded: "
             f"{sum(u.recorded for u in uses)}",

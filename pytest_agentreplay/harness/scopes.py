@@ -88,6 +88,8 @@ def cassette_scope(request: pytest.FixtureRequest, router: Router) -> Iterator[A
     state.sessions.append(session)
     router.add(session)
     router.hint = f"Record it with: pytest '{item.nodeid}' --agentreplay-record-mode=new_episodes"
+    if not session.existed and session.replaying:
+        _point_at_pytest_recording_file(item, session, router)
     router.recorder = session.recorder()
     router.block = not session.recording
     handle = state.handle = AgentReplay(session, router)
@@ -142,7 +144,7 @@ def _non_httpx_clients(
 def _open_cassette(item: pytest.Item, run: RunState, router: Router) -> CassetteSession:
     from ..cassettes.session import CassetteSession
     from ..transport.chunking import resolve_chunking
-    from .settings import match_on_for
+    from .settings import match_on_for, more_match_on_for
 
     settings, config, session = TestState.of(item).settings, item.config, run.settings
     assert settings is not None  # resolved when the router opened
@@ -153,6 +155,7 @@ def _open_cassette(item: pytest.Item, run: RunState, router: Router) -> Cassette
         scrubber=run.scrubber(),
         test=item.nodeid,
         match_on=match_on_for(settings, session),
+        more_match_on=more_match_on_for(settings, session),
         chunker=resolve_chunking(session.chunking),
         pace=settings.pace if settings.pace is not None else session.pace,
         allow_incomplete=settings.allow_incomplete,
@@ -166,6 +169,27 @@ def _open_cassette(item: pytest.Item, run: RunState, router: Router) -> Cassette
         rerecord=f"pytest '{item.nodeid}' --agentreplay-record-mode=new_episodes "
         f"(or =rewrite to record it afresh)",
     )
+
+
+def _point_at_pytest_recording_file(
+    item: pytest.Item, session: CassetteSession, router: Router
+) -> None:
+    """The test's cassette is missing: when pytest-recording's file for the test is
+    there under its own name (:func:`.paths.pytest_recording_path`), a miss or a
+    blocked call says to rename it (a migrated suite's parametrized tests, issue 26)."""
+    settings = TestState.of(item).settings
+    if settings is None or settings.cassette is not None:
+        return
+    vcrpy = settings.vcrpy
+    if vcrpy is not None and (vcrpy.library_dir is not None or vcrpy.path_transformer):
+        return  # a path vcrpy's keys make: the name is theirs to give
+    from ..cassettes.miss import renaming_hint
+    from .paths import pytest_recording_path
+
+    found = pytest_recording_path(item, item.config.getini("agentreplay_cassette_dir"))
+    if found is not None and found.is_file():
+        session.pytest_recording_file = found
+        router.hint += f". {renaming_hint(found, session.path)}"
 
 
 def _path(item: pytest.Item, settings: TestSettings, run: RunState) -> Path:

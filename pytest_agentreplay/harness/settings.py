@@ -32,6 +32,7 @@ __all__ = [
     "TestSettings",
     "check_session_settings",
     "match_on_for",
+    "more_match_on_for",
     "resolve",
 ]
 
@@ -264,4 +265,15 @@ def match_on_for(settings: TestSettings, session: AgentReplaySettings) -> tuple[
     names = settings.match_on or session.match_on
     if names is None:
         return None
+    return _matchers(names, session)
+
+
+def more_match_on_for(settings: TestSettings, session: AgentReplaySettings) -> tuple[Any, ...]:
+    """vcrpy's ``additional_matchers``: parts matched besides the test's ``match_on``
+    (or the cassette's default), custom matcher names replaced by the matchers."""
+    names = () if settings.vcrpy is None else settings.vcrpy.additional_matchers
+    return _matchers(names, session)
+
+
+def _matchers(names: Iterable[Any], session: AgentReplaySettings) -> tuple[Any, ...]:
     return tuple(session.matchers.get(n, n) if isinstance(n, str) else n for n in names)

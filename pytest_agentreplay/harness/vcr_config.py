@@ -40,10 +40,12 @@ FILTER_KEYS = frozenset(
 
 _BOOLS = frozenset({"decode_compressed_response", "allow_playback_repeats", "record_on_exception"})
 _FUNCTIONS = frozenset({"func_path_generator", "path_transformer"})
-_OTHERS = _BOOLS | _FUNCTIONS | {"serializer", "cassette_library_dir"}
+_OTHERS = _BOOLS | _FUNCTIONS | {"serializer", "cassette_library_dir", "additional_matchers"}
 """Keys mapped onto the session (:class:`VcrOptions`). ``decode_compressed_response``
 is ours already (bodies are always stored decoded); pytest-recording always names the
-cassette, so vcrpy never calls a ``func_path_generator``."""
+cassette, so vcrpy never calls a ``func_path_generator``. ``additional_matchers`` (a
+``use_cassette`` key, which pytest-recording passes on from ``vcr_config`` and the
+marker) adds parts to the test's ``match_on``, or to the cassette's default one."""
 
 REFUSED: dict[str, str] = {
     "custom_patches": "httpx and httpx2 are always intercepted, and vcrpy's standard patches "
@@ -87,6 +89,9 @@ class VcrOptions:
     """``cassette_library_dir``: the folder of the test's default cassette."""
     path_transformer: Callable[[str], Any] | None = None
     """Gives the default cassette's path from ``<folder>/<test name>`` (no suffix)."""
+    additional_matchers: tuple[Any, ...] = ()
+    """Parts matched besides ``match_on`` (or besides the cassette's default), as
+    vcrpy's ``additional_matchers``: part names, custom matcher names or functions."""
 
 
 def record_mode_value(mode: Any) -> Any:
@@ -118,6 +123,9 @@ def split(merged: Mapping[str, Any], where: str) -> tuple[dict[str, Any], VcrOpt
         record_on_exception=given.get("record_on_exception"),
         library_dir=None if library is None else str(library),
         path_transformer=given.get("path_transformer"),
+        additional_matchers=tuple(
+            "uri" if m == "url" else m for m in given.get("additional_matchers") or ()
+        ),
     )
 
 
@@ -128,6 +136,9 @@ def _check_other(key: str, value: Any, where: str) -> None:
         if value != "yaml":
             raise pytest.UsageError(f"{where}: serializer={value!r} is not supported: {_JSON}.")
         return
+    if key == "additional_matchers":
+        _check_matchers(value, where)
+        return
     if key in _BOOLS:
         ok, what = isinstance(value, bool), "True or False"
     elif key in _FUNCTIONS:
@@ -136,6 +147,19 @@ def _check_other(key: str, value: Any, where: str) -> None:
         ok, what = isinstance(value, str) or hasattr(value, "__fspath__"), "a folder path"
     if not ok:
         raise pytest.UsageError(f"{where}: {key} must be {what}, got {value!r}")
+
+
+def _check_matchers(value: Any, where: str) -> None:
+    """vcrpy's shape: a list of matcher names (built-in or registered), here also
+    functions of the request, as in ``match_on``."""
+    items = _listed("additional_matchers", value, where, "of matcher names")
+    for item in items:
+        if not (isinstance(item, str) and item) and not callable(item):
+            raise pytest.UsageError(
+                f"{where}: additional_matchers takes match_on part names (method, scheme, "
+                f"host, port, path, query, uri, headers, body, raw_body...), names from "
+                f"settings.matchers, or functions of the request; got {item!r} in {value!r}"
+            )
 
 
 def _check_filters(filters: Mapping[str, Any], where: str) -> None:
@@ -148,6 +172,11 @@ def _check_filters(filters: Mapping[str, Any], where: str) -> None:
             f"scrubbing needs nothing: add names with redact_headers / redact_query_params / "
             f"redact_body_keys in the pytest_agentreplay_configure hook)."
         )
+    from ..cassettes import vcr_bridge  # noqa: PLC0415 - only once a filter key is set
+
+    problem = vcr_bridge.too_old()
+    if problem is not None:
+        raise pytest.UsageError(f"{where}: {', '.join(sorted(filters))}: {problem}")
     for key in ("filter_headers", "filter_query_parameters", "filter_post_data_parameters"):
         if key in filters:
             _check_replacements(key, filters[key], where)
@@ -175,11 +204,13 @@ def _check_replacements(key: str, value: Any, where: str) -> None:
             )
 
 
-def _listed(key: str, value: Any, where: str) -> list[Any]:
+def _listed(
+    key: str, value: Any, where: str, of: str = "of names or (name, replacement) tuples"
+) -> list[Any]:
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
         raise pytest.UsageError(
-            f"{where}: {key} must be a list (of names or (name, replacement) tuples), got "
-            f"{value!r}; a single string would be read as one name per character by vcrpy"
+            f"{where}: {key} must be a list ({of}), got {value!r}; a single string would "
+            f"be read as one name per character by vcrpy"
         )
     return list(value)
 

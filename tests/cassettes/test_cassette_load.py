@@ -3,6 +3,7 @@ input refused without running code; fuzzed bytes never escape as anything else."
 
 from __future__ import annotations
 
+import json
 import pickle
 from pathlib import Path
 
@@ -361,3 +362,66 @@ def test_deep_json_in_an_http_snapshot_is_never_a_recursion_error(depth: int) ->
     except CassetteFormatError as error:
         outcome = error.problem
     assert outcome.startswith("[[[") or "nest" in outcome
+
+
+# --- a vcrpy request body held as an object (issue 26) -----------------------------------
+
+VCR_OBJECT_BODY = """\
+interactions:
+- request:
+    body:
+{body}
+    headers:
+      content-type:
+      - application/json
+    method: POST
+    uri: https://router.example.test/v1/chat/completions
+  response:
+    body:
+{response}
+    headers:
+      content-type:
+      - application/json
+    status:
+      code: 200
+      message: OK
+version: 1
+"""
+
+JSON_RESPONSE = "      string: '{\"ok\": true}'"
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("      model: m\n      tool_choice: none\n      stream: false", None),
+        ("      - 1\n      - two", [1, "two"]),
+    ],
+    ids=["mapping", "list"],
+)
+def test_a_vcrpy_request_body_held_as_an_object_is_its_json_body(
+    body: str, expected: object
+) -> None:
+    """vcrpy hands such a body (written by a serializer that parsed the JSON, as some of
+    pydantic-ai's files are) over as the object: it was read as no body at all."""
+    cassette = loads(VCR_OBJECT_BODY.format(body=body, response=JSON_RESPONSE), path="c.yaml")
+    request = cassette.interactions[0].request
+    mapping = {"model": "m", "tool_choice": "none", "stream": False}
+    assert json.loads(request.content()) == (mapping if expected is None else expected)
+
+
+def test_a_vcrpy_request_body_in_the_response_s_string_wrapper_is_still_its_text() -> None:
+    text = VCR_OBJECT_BODY.format(body="      string: '{\"n\": 1}'", response=JSON_RESPONSE)
+    assert json.loads(loads(text).interactions[0].request.content()) == {"n": 1}
+
+
+def test_a_vcrpy_response_body_mapping_without_string_is_refused_not_emptied() -> None:
+    text = VCR_OBJECT_BODY.format(body="      n: 1", response="      ok: true")
+    error = _error(text)
+    assert error.field == "interactions[0].response.body"
+    assert "missing key 'string'" in error.problem
+
+
+def test_an_empty_vcrpy_response_body_mapping_is_an_empty_body() -> None:
+    text = VCR_OBJECT_BODY.format(body="      n: 1", response="      {}")
+    assert loads(text).interactions[0].response.content() == b""

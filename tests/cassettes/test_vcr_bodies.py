@@ -119,3 +119,50 @@ def test_aiohttp_bodies_are_recorded_and_replayed(
     replayed = run(pytester)
     replayed.assert_outcomes(passed=4)
     assert len(server.requests) == 4, "the replay went live"
+
+
+VCR_JSON = """\
+interactions:
+- request:
+    body: '{"n": 1}'
+    headers:
+      Content-Type:
+      - application/json
+    method: POST
+    uri: https://api.example.test/items
+  response:
+    body:
+      string: '{"error": "not found", "code": 404}'
+    headers:
+      Content-Length:
+      - '35'
+      Content-Type:
+      - application/json
+    status:
+      code: 404
+      message: Not Found
+version: 1
+"""
+
+REQUESTS_TEST = """
+import pytest, requests
+
+@pytest.mark.agentreplay
+def test_items():
+    response = requests.post("https://api.example.test/items", json={"n": 1})
+    assert response.status_code == 404
+    assert response.headers["Content-Length"] == str(len(response.content))
+"""
+
+
+def test_a_response_replayed_through_vcrpy_announces_its_length(
+    pytester: pytest.Pytester,
+) -> None:
+    """A cassette keeps no wire-only header, and vcrpy plays the ``content-length`` it
+    stored: requests, urllib3 and botocore saw one under pytest-recording (pydantic-ai
+    compares botocore's error metadata, headers included) and see one here (issue 26)."""
+    pytester.makepyfile(test_user=REQUESTS_TEST)
+    path = cassette(pytester, "test_items")
+    path.parent.mkdir(parents=True)
+    path.write_text(VCR_JSON)
+    run(pytester).assert_outcomes(passed=1)

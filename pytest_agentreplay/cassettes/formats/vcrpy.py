@@ -81,12 +81,22 @@ def _request(side: Mapping[str, Any], loc: Loc) -> dict[str, Any]:
     }
     if "parsed_body" in side:
         return {**out, **parsed_body(side["parsed_body"], (*loc, "parsed_body"))}
-    body = field(side, "body", loc, str, bytes, dict, type(None), required=False)
+    body = field(side, "body", loc, str, bytes, dict, list, type(None), required=False)
+    if isinstance(body, (dict, list)) and not _wrapped(body):
+        # A request body vcrpy holds as an object (a serializer that stores the JSON
+        # body parsed, as pydantic-ai's did for some): vcrpy hands the object over as
+        # the body, so it is the JSON body here. It used to be dropped (issue 26).
+        return {**out, **parsed_body(body, (*loc, "body"))}
     if isinstance(body, dict):
         body = field(body, "string", (*loc, "body"), str, bytes, type(None), required=False)
     if body is None:
         return out
     return {**out, **body_fields(as_bytes(body), headers.get("content-type", "").lower())}
+
+
+def _wrapped(body: Mapping[str, Any] | list[Any]) -> bool:
+    """Whether a body mapping is vcrpy's ``{string: ...}`` (a response's shape)."""
+    return isinstance(body, Mapping) and set(body) <= {"string"}
 
 
 def _status(side: Mapping[str, Any], loc: Loc) -> int:
@@ -105,7 +115,10 @@ def _response(side: Mapping[str, Any], loc: Loc) -> dict[str, Any]:
         return {"status": status, "headers": headers, **parsed}
     body = field(side, "body", loc, dict, str, bytes, type(None), required=False)
     if isinstance(body, dict):
-        body = field(body, "string", (*loc, "body"), str, bytes, type(None), required=False)
+        # vcrpy reads response["body"]["string"]: a mapping without it is not a body
+        # vcrpy could play, and reading it as empty lost what it held (issue 26).
+        required = bool(body)
+        body = field(body, "string", (*loc, "body"), str, bytes, type(None), required=required)
     raw = b"" if body is None else as_bytes(body)
     try:
         fields = response_fields(headers, raw)
@@ -212,8 +225,18 @@ def vcr_text(cassette: Cassette) -> str:
 
 
 def to_vcr(interaction: Interaction) -> tuple[Any, dict[str, Any]]:
-    """One of our interactions as vcrpy's (Request, response dict)."""
-    return vcr_request_object(interaction.request), vcr_response(interaction.response)
+    """One of our interactions as vcrpy's (Request, response dict), as vcrpy plays it.
+
+    The response carries a ``content-length`` of its body when it announces none: a
+    cassette keeps no wire-only header, and vcrpy replays the one it stored (which
+    its ``decode_compressed_response`` sets to the decoded length), so a client of the
+    bridge (requests, urllib3, botocore) saw the header under pytest-recording and
+    suites compare it (issue 26: pydantic-ai's botocore error metadata)."""
+    response = vcr_response(interaction.response)
+    headers = response["headers"]
+    if not any(name.lower() == "content-length" for name in headers):
+        headers["content-length"] = [str(len(response["body"]["string"]))]
+    return vcr_request_object(interaction.request), response
 
 
 def vcr_request_object(request: RecordedRequest) -> Any:
