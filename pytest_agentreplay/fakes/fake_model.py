@@ -1,23 +1,9 @@
-"""Fake models that speak the providers' real wire formats.
-
-A :class:`FakeModel` answers the model calls that real SDKs and frameworks make,
-over their real HTTP clients, from a script of :class:`~..model.Reply` objects
-(or a function). The request path picks the wire format (``/v1/messages``:
-Anthropic, ``/chat/completions``: OpenAI Chat, ``/responses``: OpenAI
-Responses) and the request's ``stream`` flag picks JSON or SSE, so one script
-serves every provider. It can hold a call (``block``), cut the first streams
-(``interrupt``), or fail every call (``fail_with``), and it records what it was
-asked (``calls``, ``requests``) and how each call ended (``log``).
-
-It refuses surprises: a call after the script ran out raises
-:class:`UnexpectedModelCall` (a pytest failure no ``except Exception`` or retry
-loop swallows) showing the call number and the request; replies left
-unconsumed fail the test too (``check_unused=False`` opts out).
+"""The fake model: a script of replies served over the providers' real wire formats.
 
 :class:`FakeModel` routes a request to its wire format and renders the reply
 (through :mod:`..transport.answer`); what it serves and what it saw are
 :mod:`.script`'s (the script, interrupts, holds, the call log); :mod:`.serving`
-scopes it to a block; :mod:`.twin` is the fake that serves a recording.
+scopes it to a block and :mod:`.listening` puts it on a real port.
 """
 
 from __future__ import annotations
@@ -51,15 +37,7 @@ from .script import (
 )
 from .serving import Serving
 
-__all__ = [
-    "DEFAULT_HOSTS",
-    "ChunkingSpec",
-    "FakeModel",
-    "FakeServer",
-    "HTTPCall",
-    "ScriptItem",
-    "UnexpectedModelCall",
-]
+__all__ = ["DEFAULT_HOSTS", "FakeModel"]
 
 DEFAULT_HOSTS = ("api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com")
 

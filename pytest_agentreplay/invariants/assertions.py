@@ -1,33 +1,9 @@
-"""Invariants an agent runtime must keep, as assertions over run logs.
+"""The public assertions: each ``assert_*`` of :mod:`..invariants`.
 
-Each ``assert_*`` raises :class:`InvariantViolation` (an ``AssertionError``) whose
-message names the first offending step and shows a short diff of what was
-expected against what the log holds. All but :func:`assert_stream_parity` (which
-runs your agent) and :func:`assert_no_live_calls` (which reads the egress
-ledger) are pure functions of a :class:`~..runlog.RunLog`.
-
-=========================================  ==================================================
-``assert_stream_parity``                   JSON and SSE (under many chunkings) give equal logs
-``assert_single_terminal_step``            every started step ends exactly once; retries start
-                                           fresh step ids at the same index; a retry loop
-                                           that gives up ends its last try ``failed``
-``assert_no_live_calls``                   nothing reached the network; replay answered every
-                                           call from the recording
-``assert_retries_resend_identical_input``  a retried model call sends the same request body
-``assert_every_tool_call_answered``        every tool call gets exactly one result; every
-                                           provider-side tool call that began ends once
-``assert_dangling_intent_reissued``        a write-ahead intent left by a crash is re-issued
-                                           once on resume and completes once
-``assert_terminal_error_turn``             a failed turn is saved as an error turn, after the
-                                           user's question and the partial text the user saw,
-                                           with no success event
-``assert_error_metadata_reported``         an HTTP error's status and ``retry-after`` reach
-                                           the error record of its step
-``assert_no_model_call_after_interrupt``   once stop is pressed, the turn makes no further
-                                           model call (no retry after the backoff)
-``assert_no_partial_content_saved``        text of an abandoned (retried) step never reaches
-                                           the saved context
-=========================================  ==================================================
+Each one reads a run log (or the egress ledger) and hands it, frozen, to the pure check
+that holds its rule (:mod:`.steps`, :mod:`.turns`, :mod:`.retries`...);
+:func:`assert_stream_parity` runs the agent through :mod:`.parity` first. This is the
+one module of the checks that asks the transport for the active router.
 """
 
 from __future__ import annotations
@@ -35,14 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..runlog import Egress, IdMask, RunLog
 from ..runlog.adapters.calls import egress_of
+from ..runlog.entries import Egress
+from ..runlog.masking import IdMask
+from ..runlog.run_log import RunLog
 from ..transport.router import Router, active_router
 from .error_reports import check_error_metadata_reported
 from .error_turns import check_terminal_error_turn
 from .interrupts import check_no_model_call_after_interrupt
 from .parity import DEFAULT_CHUNKINGS, ParityRun, compare_runs, parity_async, parity_sync
-from .report import InvariantViolation
 from .retries import check_no_partial_content_saved, check_retries_resend_identical_input
 from .steps import check_single_terminal_step
 from .turns import (
@@ -52,9 +29,6 @@ from .turns import (
 )
 
 __all__ = [
-    "DEFAULT_CHUNKINGS",
-    "InvariantViolation",
-    "ParityRun",
     "assert_dangling_intent_reissued",
     "assert_error_metadata_reported",
     "assert_every_tool_call_answered",

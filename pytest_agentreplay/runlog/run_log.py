@@ -1,52 +1,8 @@
-"""Run logs: a normalized, serializable record of one agent run.
+"""The run log: the model calls a run made and the events its agent reported.
 
-A :class:`RunLog` holds two sides of a run. The *model side* is the list of
-:class:`~..model.ModelCall` objects the fakes or the cassette
-served (request, how the call ended, events delivered); it fills itself from the
-sources the log watches. The *agent side* is an ordered timeline of what the agent
-runtime reports: steps started and completed, message deltas, tool calls and
-results, messages persisted, write-ahead intents, errors, turn ends and resumes.
-The :mod:`~..invariants` read both sides.
-
-API (stable; :mod:`..snapshot` and :mod:`..strategies` build on it)::
-
-    log = RunLog.from_fake(scripted_model)         # or RunLog().watch(fake, handle, ...)
-    log = RunLog.from_cassette(agentreplay)        # model calls + egress ledger
-    log = RunLog.from_pydantic_ai(result.all_messages())
-    log = RunLog.from_openai_agents(result)        # RunResult, or a list of run items
-    log.feed_openai_agents(event)                  # one openai-agents stream event
-
-    log.step_started(step_id, step_index=0, turn_id=None, session_id=None, at=None)
-    log.step_completed(step_id, outcome="completed", usage=None, text=None, at=None)
-    log.delta(text, step_id=None)
-    log.tool_call(call_id, name, args=None, step_id=None)
-    log.tool_result(call_id, content="", outcome="completed", step_id=None)
-    log.server_tool_call(call_id, name, args=None) / log.server_tool_result(call_id, ...)
-    log.message(role, text, kind="message", step_id=None, turn_id=None)
-    log.intent(key, step_id=None) / log.intent_completed(key)
-    log.error_reported(kind, message="", retryable=None, status=None, retry_after=None)
-    log.turn_ended(turn_id, outcome="completed")
-    log.interrupt_requested(turn_id) / log.resumed()
-
-    log.model_calls / log.entries / log.egress     # the data (pydantic fields); a watched
-                                                   # source is re-read at every access
-    log.steps() -> list[Step]                      # started + ends, grouped by step id
-    log.messages(role=None, turn_id=None, kind=None) / log.of(StepCompleted)
-    log.refresh() / log.frozen()                   # pull model calls now / a still copy
-    log.normalized(transport=True, calls="full")   # ids -> ordinals, times masked;
-                                                   # calls="brief" | "none" for snapshots
-    log.diff(other) -> list[str]                   # json_diff of the normalized views
-    normalize(value, ids=IdMask(...)) -> JSON      # the same masking, for any state
-    delivered_text(call) -> str                    # text a (cut) call got to the client
-
-Equality (``==``) compares the logs exactly (after refreshing watched sources);
-:meth:`RunLog.normalized` is the view to compare across runs and to snapshot:
-step, turn, session, tool-call and intent ids become stable ordinals
-(``<step-1>``), provider ids (``msg_...``, ``toolu_...``) and UUIDs become
-``<id-1>`` / ``<uuid-1>``, and timestamps, durations and request ids are masked.
-
-Builder methods return the entry they add, so a framework callback can be a
-one-liner; ids may be strings, ints or UUIDs (stored as strings).
+:mod:`..runlog` describes the API of :class:`RunLog`. The entries it holds are
+defined in :mod:`.entries`, the adapters that fill it in :mod:`.adapters`, and the
+masking its comparisons use in :mod:`.masking`.
 """
 
 from __future__ import annotations
@@ -62,7 +18,6 @@ from ..model import ModelCall, Usage
 from .adapters.calls import collect, requests_seen
 from .adapters.openai_agents import openai_agents_entries, openai_agents_event_entry
 from .adapters.pydantic_ai import pydantic_ai_entries
-from .delivered import delivered_text
 from .entries import (
     Delta,
     Egress,
@@ -92,13 +47,10 @@ from .entries import (
     steps_of,
     turns_of,
 )
-from .entries import __all__ as __all__
-from .normalize import CallsView, IdMask, normalize, normalize_log
-from .server_tools import ServerToolCalled, ServerToolLog, ServerToolResulted  # noqa: F401
+from .masking import CallsView, IdMask, normalize_log
+from .server_tools import ServerToolLog
 
-# The public names are the entry types (listed once, in :mod:`.entries`) and the run
-# log's own; ``__all__`` is a tuple, so ``+=`` makes a new one and leaves entries' alone.
-__all__ += ("IdMask", "RunLog", "delivered_text", "normalize")
+__all__ = ["RunLog"]
 
 E = TypeVar("E", bound=_Entry)
 _LIVE = frozenset({"model_calls", "egress"})

@@ -27,7 +27,7 @@ from ..entries import (
     ToolResulted,
     TurnEnded,
 )
-from . import token_count
+from .tokens import token_count
 
 __all__ = ["LangChainRecorder", "langchain_handler"]
 

@@ -23,7 +23,7 @@ from ..entries import (
     ToolResulted,
     as_id,
 )
-from . import token_count
+from .tokens import token_count
 
 __all__ = ["openai_agents_entries", "openai_agents_event_entry"]
 

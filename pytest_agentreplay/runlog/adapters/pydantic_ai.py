@@ -21,7 +21,7 @@ from ..entries import (
     ToolOutcome,
     ToolResulted,
 )
-from . import token_count
+from .tokens import token_count
 
 __all__ = ["pydantic_ai_entries"]
 
