@@ -16,11 +16,12 @@ from pathlib import Path
 
 from ..cassettes import atomic as _files
 from ..cassettes.fields import decode_content
-from ..cassettes.formats.vcrpy import reason_phrase, response_bytes, vcr_text
+from ..cassettes.formats.vcrpy import response_bytes, vcr_text
 from ..cassettes.io import dumps, locked, save
 from ..cassettes.model import Cassette, RecordedResponse
 from ..cassettes.reading import is_regular_file
 from ..redact.scrubber import Scrubber, SecretLeakError
+from ..transport.playback import reason_phrase
 from .analysis import Source, read_source
 from .common import EXIT_FINDINGS, EXIT_OK, CLIError, Output, reading, write_failed
 from .options import FORMATS, exit_codes
