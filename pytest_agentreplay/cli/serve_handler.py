@@ -22,6 +22,7 @@ from ..cassettes.miss import CassetteMiss
 from ..cassettes.replay import IncompleteRecordingError
 from ..cassettes.session import CassetteSession
 from ..providers import detect
+from ..providers.routes import target
 from ..redact.scrubber import Scrubber
 from ..transport.playback import Playback
 from ..transport.router import HTTPRequest
@@ -94,20 +95,20 @@ class CassetteHandler:
         return self.respond(request)
 
     def respond(self, request: HTTPRequest) -> Playback:
-        target = replace(request, url=self._origin(request) + _path_and_query(request.url))
+        retargeted = replace(request, url=self._origin(request) + target(request.url))
         if self.forward is not None:
-            return self._forwarded(target)
+            return self._forwarded(retargeted)
         first: CassetteMiss | None = None
         for session in self.sessions:
-            if not session.claims(target):
+            if not session.claims(retargeted):
                 continue
             try:
-                return session.respond(target)
+                return session.respond(retargeted)
             except CassetteMiss as miss:
                 first = first or miss
             except IncompleteRecordingError as refusal:
                 return self._refused(str(refusal))
-        return self._missed(target, first)
+        return self._missed(retargeted, first)
 
     def _refused(self, reason: str) -> Playback:
         """A recording replay refuses (a stream stopped mid-way, ``end: incomplete``)."""
@@ -212,11 +213,6 @@ def _relayed(response: Any, playback: Playback, stop: threading.Event) -> Iterat
                 return
     finally:
         done.set()
-
-
-def _path_and_query(url: str) -> str:
-    parts = urlsplit(url)
-    return parts.path + (f"?{parts.query}" if parts.query else "")
 
 
 def _error(status: int, kind: str, message: str) -> Playback:

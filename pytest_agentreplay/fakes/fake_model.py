@@ -18,7 +18,7 @@ from ..model import Fault, ModelCall, Provider, Reply, Request, reply_source
 from ..providers import codec_for, detect
 from ..providers.base import Codec, IdFactory, RenderContext, json_data
 from ..providers.formats import unspoken
-from ..providers.routes import target, token_count
+from ..providers.routes import token_count
 from ..transport import answer
 from ..transport.chunking import ChunkingSpec, resolve_chunking
 from ..transport.gate import Gate
@@ -300,10 +300,7 @@ class FakeModel(Serving):
             return self._not_a_model_call(request)
         codec = codec_for(provider)
         try:
-            body = request.json()
-            parsed = codec.parse_call(
-                request.method, target(request.url), body if isinstance(body, dict) else {}
-            )
+            parsed = self._parse(codec, request)
         except (ValueError, CodecError) as exc:
             return self._unexpected(request, f"its body is not a valid request: {exc}", codec=codec)
         index = self._log.open(request, parsed)

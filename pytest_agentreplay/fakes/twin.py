@@ -21,7 +21,6 @@ from ..errors import CodecError
 from ..model import Fault, ModelCall, Request
 from ..providers import codec_for, detect
 from ..providers.base import Codec, RenderContext
-from ..providers.routes import target
 from ..transport.answer import Plan, for_error, for_reply
 from ..transport.chunking import ChunkingSpec, resolve_chunking
 from ..transport.playback import Playback
@@ -70,10 +69,7 @@ class TwinServer(Serving):
                 f"{len(self.interactions)}: {request.method} {request.url}",
             )
         try:
-            body = request.json()
-            parsed = codec.parse_call(
-                request.method, target(request.url), body if isinstance(body, dict) else {}
-            )
+            parsed = self._parse(codec, request)
         except (ValueError, CodecError) as exc:
             return self._refuse(codec, f"model call #{number} is not a valid request: {exc}")
         return self._serve(number, codec, parsed, request)
