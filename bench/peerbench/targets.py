@@ -126,7 +126,7 @@ def target_summary(results: dict) -> list[list[Any]]:
                     ratio(c, m, "total_s"),
                     lambda v: v <= 1.3,
                 )
-        for wl, consumer in {(w, c) for (w, c, _, n) in by if n == "agentreplay"}:
+        for wl, consumer in sorted({(w, c) for (w, c, _, n) in by if n == "agentreplay"}):
             ks = sorted(k for (w, cc, k, n) in by if (w, cc, n) == (wl, consumer, "agentreplay"))
             if len(ks) > 1:
                 a, b = (
