@@ -42,6 +42,11 @@ def _check_tail(ctx: LintContext, item: View) -> None:
     )
 
 
+# A stream's terminator ends it whatever the provider (OpenRouter ends Responses
+# streams with Chat's [DONE]): it is no event a name is missing from.
+_ENDS = frozenset(e.terminator for e in CATALOG.values() if e.terminator is not None)
+
+
 def _facts(item: View) -> ProviderFacts | None:
     """What the catalog says about the interaction's provider, if it has one."""
     return CATALOG.get(item.provider) if item.provider is not None else None
@@ -58,7 +63,7 @@ def _unnamed(item: View) -> list[int]:
     if _names_needed(item) is None:
         return []
     events = item.response.events or []
-    return [n for n, e in enumerate(events) if e.event is None and e.data.strip() != "[DONE]"]
+    return [n for n, e in enumerate(events) if e.event is None and e.data.strip() not in _ENDS]
 
 
 def _check_event_names(ctx: LintContext, item: View) -> None:
