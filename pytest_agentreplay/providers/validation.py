@@ -87,9 +87,14 @@ class Fields:
         return value
 
     def key(self, obj: Mapping[str, Any], key: str, path: str) -> str:
-        """``obj[key]``, which must be a string (its field is ``path.key``)."""
-        return self.text(obj.get(key), join(path, key))
+        """``obj[key]``, which must be a string (its field is ``path.key``, spelled out
+        only when it is wrong: bodies are checked on every call a fake answers)."""
+        value = obj.get(key)
+        if isinstance(value, str):
+            return value
+        raise self.fail(f"must be a string, got {type_name(value)}", join(path, key))
 
     def optional_key(self, obj: Mapping[str, Any], key: str, path: str) -> str | None:
         """``obj[key]``, a string or missing."""
-        return self.optional_text(obj.get(key), join(path, key))
+        value = obj.get(key)
+        return None if value is None else self.key(obj, key, path)
