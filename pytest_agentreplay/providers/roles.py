@@ -116,8 +116,9 @@ class FolderCodec(Codec):
     roles: ClassVar[Roles]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A codec class that names its provider takes its capabilities from its entry."""
         super().__init_subclass__(**kwargs)
-        entry = CATALOG.get(cls.__dict__.get("provider"))  # type: ignore[arg-type]
+        entry = next((e for e in CATALOG.values() if e.name == cls.__dict__.get("provider")), None)
         if entry is not None:
             cls.server_tools = entry.server_tools
             cls.citations = entry.citations
@@ -199,7 +200,9 @@ class EventFolder(ABC):
     def result(self) -> Folded:
         """What the events folded so far add up to."""
 
-    def folded(self, body: dict[str, Any], *, complete: bool, error: Any = None) -> Folded:
+    def folded(
+        self, body: dict[str, Any], *, complete: bool, error: dict[str, Any] | None = None
+    ) -> Folded:
         """A :class:`~.base.Folded` with this fold's unknown events."""
         return Folded(body=body, complete=complete, error=error, unknown=self.unknown)
 
