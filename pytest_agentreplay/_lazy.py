@@ -6,13 +6,14 @@ package's modules (``FakeModel`` in :mod:`.fakes.fake_model`, ``Scrubber`` in
 over, each for its own reader::
 
     if TYPE_CHECKING:  # type checkers and the docs read the real definitions
-        from .fake_model import DEFAULT_HOSTS, FakeModel
+        from .fake_model import FakeModel
+        from .listening import FakeServer
 
-    __all__ = ["DEFAULT_HOSTS", "FakeModel"]  # the public names (mypy, ``import *``)
+    __all__ = ["FakeModel", "FakeServer"]  # the public names (mypy, ``import *``)
 
     if not TYPE_CHECKING:  # what the interpreter runs
         __getattr__, __dir__ = lazy_exports(
-            __name__, {".fake_model": ("DEFAULT_HOSTS", "FakeModel")}
+            __name__, {".fake_model": ("FakeModel",), ".listening": ("FakeServer",)}
         )
 
 so importing a package costs nothing until one of its names is used: the pytest

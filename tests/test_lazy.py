@@ -26,8 +26,8 @@ PACKAGE = Path(pytest_agentreplay.__file__).parent
 
 # An ``__init__.py`` that still holds code of its own, and why.
 HOLDS_CODE = {
-    "pytest_agentreplay.providers": "codec_for(), the codec registry: providers/ is being "
-    "restructured (issue 28), which gives the registry its module",
+    "pytest_agentreplay.providers": "codec_for(), the codec registry, and eager imports of "
+    "its base and routes: still to move into a module of their own",
 }
 
 

@@ -40,6 +40,7 @@ from ..cassettes.modes import RECORD_MODES
 from ..cassettes.session import CassetteSession
 from ..cassettes.write import CassetteWriteError
 from ..errors import AgentReplayError
+from ..providers.catalog import base_url_env
 from ..redact.scrubber import Scrubber, SecretLeakError, default_scrubber
 from ..transport.router import Router, intercepting
 from ..transport.server import ModelServer
@@ -238,11 +239,10 @@ def _announce(
     count = sum(len(s.interactions) for s in sessions)
     names = ", ".join(str(s.path) for s in sessions)
     what = "replay only" if mode == "none" else f"record mode {mode}"
+    point = " ".join(f"{name}={url}" for name, url in base_url_env(server.url).items())
     output.note(
         f"agentreplay serve: {count} interaction{'' if count == 1 else 's'} from {names} "
-        f"on {server.url} ({what}); ANTHROPIC_BASE_URL={server.url} "
-        f"OPENAI_BASE_URL={server.url}/v1 GOOGLE_GEMINI_BASE_URL={server.url}; "
-        "Ctrl-C or SIGTERM stops it"
+        f"on {server.url} ({what}); {point}; Ctrl-C or SIGTERM stops it"
     )
 
 

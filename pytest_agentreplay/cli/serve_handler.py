@@ -21,20 +21,15 @@ from urllib.parse import urlsplit
 from ..cassettes.miss import CassetteMiss
 from ..cassettes.replay import IncompleteRecordingError
 from ..cassettes.session import CassetteSession
-from ..providers import detect
-from ..providers.routes import target
+from ..providers import detect, target
+from ..providers.catalog import CATALOG
 from ..redact.scrubber import Scrubber
 from ..transport.playback import Playback
 from ..transport.router import HTTPRequest
 
 __all__ = ["PROVIDER_ORIGINS", "CassetteHandler"]
 
-PROVIDER_ORIGINS = {
-    "anthropic": "https://api.anthropic.com",
-    "openai_chat": "https://api.openai.com",
-    "openai_responses": "https://api.openai.com",
-    "gemini": "https://generativelanguage.googleapis.com",
-}
+PROVIDER_ORIGINS: dict[str, str] = {name: entry.origin for name, entry in CATALOG.items()}
 """Where a model call goes when neither ``--upstream`` nor the cassette says."""
 
 _NOT_FORWARDED = frozenset(

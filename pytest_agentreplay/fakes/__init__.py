@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from ..providers.catalog import DEFAULT_HOSTS
     from ..transport.chunking import ChunkingSpec
-    from .fake_model import DEFAULT_HOSTS, FakeModel
+    from .fake_model import FakeModel
     from .listening import FakeServer
     from .script import HTTPCall, ScriptItem, UnexpectedModelCall
 
@@ -46,9 +47,10 @@ if not TYPE_CHECKING:  # type checkers read the imports above
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {
-            ".fake_model": ("DEFAULT_HOSTS", "FakeModel"),
+            ".fake_model": ("FakeModel",),
             ".listening": ("FakeServer",),
             ".script": ("HTTPCall", "ScriptItem", "UnexpectedModelCall"),
+            "..providers.catalog": ("DEFAULT_HOSTS",),
             "..transport.chunking": ("ChunkingSpec",),
         },
     )

@@ -15,10 +15,9 @@ from urllib.parse import urlsplit
 
 from ..errors import CodecError
 from ..model import Fault, ModelCall, Provider, Reply, Request, reply_source
-from ..providers import codec_for, detect
+from ..providers import codec_for, detect, token_count, unspoken
 from ..providers.base import Codec, IdFactory, RenderContext, json_data
-from ..providers.formats import unspoken
-from ..providers.routes import token_count
+from ..providers.catalog import DEFAULT_HOSTS
 from ..transport import answer
 from ..transport.chunking import ChunkingSpec, resolve_chunking
 from ..transport.gate import Gate
@@ -37,9 +36,7 @@ from .script import (
 )
 from .serving import Serving
 
-__all__ = ["DEFAULT_HOSTS", "FakeModel"]
-
-DEFAULT_HOSTS = ("api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com")
+__all__ = ["FakeModel"]
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..providers.routes import target
+from ..providers import target
 from ..transport.playback import Playback
 from ..transport.router import Deferred, HTTPRequest, Router, active_router, intercepting
 

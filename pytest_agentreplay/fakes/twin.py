@@ -21,6 +21,7 @@ from ..errors import CodecError
 from ..model import Fault, ModelCall, Request
 from ..providers import codec_for, detect
 from ..providers.base import Codec, RenderContext
+from ..providers.catalog import FALLBACK
 from ..transport.answer import Plan, for_error, for_reply
 from ..transport.chunking import ChunkingSpec, resolve_chunking
 from ..transport.playback import Playback
@@ -57,7 +58,7 @@ class TwinServer(Serving):
         return self.respond(request)
 
     def respond(self, request: HTTPRequest) -> Playback:
-        provider = detect(request.method, request.path) or "openai_chat"
+        provider = detect(request.method, request.path) or FALLBACK
         codec = codec_for(provider)
         with self._lock:
             number = self._served
