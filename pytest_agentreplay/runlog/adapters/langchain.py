@@ -320,7 +320,8 @@ class LangChainRecorder:
 
 
 def _report(error: BaseException, step: Step) -> ErrorReported:
-    """The error report of a failed model call: its status and ``retry-after``."""
+    """The error report of a failed model call: its status, ``retry-after`` and the
+    provider's request id."""
     response = getattr(error, "response", None)
     headers = getattr(response, "headers", None) or {}
     return ErrorReported(
@@ -328,6 +329,7 @@ def _report(error: BaseException, step: Step) -> ErrorReported:
         message=str(error),
         status=getattr(error, "status_code", None),
         retry_after=headers.get("retry-after"),
+        request_id=getattr(error, "request_id", None) or headers.get("request-id"),
         step_id=step.run_id,
         turn_id=step.turn_id,
     )
