@@ -18,9 +18,11 @@ import pytest
 pytest.importorskip("langgraph")
 from langchain_anthropic import ChatAnthropic
 from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, RetryPolicy, interrupt
 
 from pytest_agentreplay import FakeModel, Fault, Reply, invariants
@@ -33,6 +35,7 @@ from pytest_agentreplay.runlog import (
     Resumed,
     RunLog,
     StepCompleted,
+    ToolResulted,
     TurnEnded,
 )
 from pytest_agentreplay.runlog.adapters.langchain import langchain_handler
@@ -407,3 +410,47 @@ async def test_without_a_checkpointer_a_graph_issues_no_intents(scripted_model: 
     scripted_model.script(Reply.text(ANSWER))
     log = await run_retried(answering(chat("anthropic")), scripted_model)
     assert log.of(IntentIssued) == [] and log.of(IntentCompleted) == []
+
+
+# --- sync graphs ---------------------------------------------------------------------
+
+
+def test_a_sync_graph_retried_with_with_retry_is_a_retry_too(interrupting_model: FakeModel) -> None:
+    """``invoke`` runs nodes in threads: the same retry, read the same way."""
+    interrupting_model.script(Reply.text(ANSWER))
+    model = chat("anthropic").with_retry(stop_after_attempt=2, wait_exponential_jitter=False)
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", lambda state: {"messages": [model.invoke(state["messages"])]})
+    builder.add_edge(START, "agent")
+    log = RunLog.from_fake(interrupting_model)
+
+    builder.compile().invoke(QUESTION, config=config(log))
+
+    assert_one_clean_retry(log)
+
+
+def test_ctrl_c_in_a_tool_ends_the_tool_interrupted_and_aborts_the_turn(
+    scripted_model: FakeModel,
+) -> None:
+    @tool
+    def weather(city: str) -> str:
+        """The weather in a city."""
+        raise KeyboardInterrupt  # the user hits Ctrl-C while the tool runs
+
+    scripted_model.script(Reply.tool_call("weather", {"city": "Leeds"}))
+    model = chat("anthropic", stream=False).bind_tools([weather])
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", lambda state: {"messages": [model.invoke(state["messages"])]})
+    builder.add_node("tools", ToolNode([weather]))
+    builder.add_edge(START, "agent")
+    builder.add_edge("agent", "tools")
+    log = RunLog.from_fake(scripted_model)
+
+    with pytest.raises(KeyboardInterrupt):
+        builder.compile().invoke(QUESTION, config=config(log))
+
+    [result] = log.of(ToolResulted)
+    assert result.outcome == "interrupted"
+    assert [t.outcome for t in log.of(TurnEnded)] == ["aborted"]
+    invariants.assert_every_tool_call_answered(log)
+    invariants.assert_single_terminal_step(log)
