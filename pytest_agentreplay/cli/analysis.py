@@ -22,9 +22,8 @@ from ..cassettes.model import Cassette, Interaction, RecordedEvent, RecordedResp
 from ..cassettes.reading import UnreadableFileError, read_file
 from ..errors import AgentReplayError
 from ..model import Provider, Reply, Request
-from ..providers import codec_for, detect
+from ..providers import codec_for, detect, target
 from ..providers.base import Codec, Folded
-from ..providers.routes import target
 from .common import CLIError
 
 __all__ = [
