@@ -21,8 +21,8 @@ ledger) are pure functions of a :class:`~..runlog.RunLog`.
 ``assert_terminal_error_turn``             a failed turn is saved as an error turn, after the
                                            user's question and the partial text the user saw,
                                            with no success event
-``assert_error_metadata_reported``         an HTTP error's status and ``retry-after`` reach
-                                           the error record of its step
+``assert_error_metadata_reported``         an HTTP error's status, ``retry-after`` and
+                                           request id reach the error record of its step
 ``assert_no_model_call_after_interrupt``   once stop is pressed, the turn makes no further
                                            model call (no retry after the backoff)
 ``assert_no_partial_content_saved``        text of an abandoned (retried) step never reaches

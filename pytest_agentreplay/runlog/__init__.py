@@ -22,9 +22,10 @@ API (stable; :mod:`..snapshot` and :mod:`..strategies` build on it)::
     log.tool_call(call_id, name, args=None, step_id=None)
     log.tool_result(call_id, content="", outcome="completed", step_id=None)
     log.server_tool_call(call_id, name, args=None) / log.server_tool_result(call_id, ...)
-    log.message(role, text, kind="message", step_id=None, turn_id=None)
+    log.message(role, text, kind="message", step_id=None, turn_id=None, citations=())
     log.intent(key, step_id=None) / log.intent_completed(key)
-    log.error_reported(kind, message="", retryable=None, status=None, retry_after=None)
+    log.error_reported(kind, message="", retryable=None, status=None, retry_after=None,
+                       request_id=None)
     log.turn_ended(turn_id, outcome="completed")
     log.interrupt_requested(turn_id) / log.resumed()
 
