@@ -95,8 +95,8 @@ def missing_extras() -> list[str]:
             req = Requirement(line)
             if not req.extras or not _active(req) or canonicalize_name(req.name) not in installed:
                 continue
+            needs = [Requirement(n) for n in distribution(req.name).requires or []]
             for extra in sorted(req.extras):
-                needs = [Requirement(n) for n in distribution(req.name).requires or []]
                 absent = [
                     n.name
                     for n in needs
