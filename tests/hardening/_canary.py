@@ -20,6 +20,8 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 _LISTENER = """
 import socket, sys
 server = socket.socket()
@@ -132,3 +134,10 @@ def _stop(listener: subprocess.Popen[str]) -> None:
     listener.wait(timeout=10)
     if listener.stdout is not None:
         listener.stdout.close()
+
+
+WHERE = [
+    pytest.param("netns", id="netns"),
+    pytest.param("loopback", id="loopback", marks=pytest.mark.agentreplay(block_loopback=True)),
+]
+"""Where a test's canary listens: ``@pytest.mark.parametrize("canary", WHERE, indirect=True)``."""

@@ -22,7 +22,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,38 +31,9 @@ import pytest
 from pytest_agentreplay import EgressBlocked, invariants
 from pytest_agentreplay.transport import egress
 from pytest_agentreplay.transport.children import NetworkNamespaceUnavailable, no_network
-from tests.hardening._canary import Canary, loopback_canary, netns_canary
+from tests.hardening._canary import WHERE, Canary, loopback_canary
 
 TIMEOUT = 120  # a hung child fails the test instead of the run (not a speed bound)
-
-
-@pytest.fixture(scope="module")
-def canary(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Canary]:
-    """The listener, proven reachable before any test of this module intercepts."""
-    tmp = tmp_path_factory.mktemp("canary")
-    if request.param == "loopback":
-        with loopback_canary(tmp) as listener:
-            listener.prove_reachable()
-            yield listener
-        return
-    try:
-        scope = netns_canary(tmp)
-        listener = scope.__enter__()
-    except PermissionError as exc:
-        pytest.skip(f"no canary in a network namespace: {exc}")
-    try:
-        listener.prove_reachable()
-        yield listener
-    finally:
-        scope.__exit__(None, None, None)
-
-
-WHERE = [
-    pytest.param("netns", id="netns"),
-    pytest.param("loopback", id="loopback", marks=pytest.mark.agentreplay(block_loopback=True)),
-]
 
 
 @pytest.fixture(autouse=True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,7 +28,7 @@ import requests
 import urllib3
 
 from pytest_agentreplay import EgressBlocked
-from tests.hardening._canary import Canary, loopback_canary, netns_canary
+from tests.hardening._canary import WHERE, Canary
 
 pytestmark = pytest.mark.agentreplay  # replay (record mode none), no cassette recorded
 
@@ -89,35 +89,6 @@ CLIENTS: dict[str, Callable[[str], Any]] = {
     "udp-sendto": _udp_sendto,
     "udp-sendmsg": _udp_sendmsg,
 }
-
-
-@pytest.fixture(scope="module")
-def canary(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Canary]:
-    """The listener, proven reachable before any test of this module intercepts."""
-    tmp = tmp_path_factory.mktemp("canary")
-    if request.param == "loopback":
-        with loopback_canary(tmp) as listener:
-            listener.prove_reachable()
-            yield listener
-        return
-    try:
-        scope = netns_canary(tmp)
-        listener = scope.__enter__()
-    except PermissionError as exc:
-        pytest.skip(f"no canary in a network namespace: {exc}")
-    try:
-        listener.prove_reachable()
-        yield listener
-    finally:
-        scope.__exit__(None, None, None)
-
-
-WHERE = [
-    pytest.param("netns", id="netns"),
-    pytest.param("loopback", id="loopback", marks=pytest.mark.agentreplay(block_loopback=True)),
-]
 
 
 @pytest.mark.parametrize("canary", WHERE, indirect=True)
