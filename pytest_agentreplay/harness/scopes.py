@@ -23,10 +23,11 @@ if TYPE_CHECKING:
     from ..cassettes.session import CassetteSession
     from ..cassettes.vcr_filters import VcrFilters
     from ..fakes.fake_model import FakeModel
+    from ..mcp.fake.server import FakeToolServer
     from ..transport.router import Router
     from .settings import TestSettings
 
-__all__ = ["NO_CASSETTE_HINT", "cassette_scope", "fake_model", "router_scope"]
+__all__ = ["NO_CASSETTE_HINT", "cassette_scope", "fake_model", "fake_tools", "router_scope"]
 
 NO_CASSETTE_HINT = (
     "This test has no cassette, so recording cannot serve it. Serve the host with a "
@@ -121,6 +122,23 @@ def fake_model(request: pytest.FixtureRequest, router: Router, name: str) -> Fak
         return state.fakes[0]
     fake = FakeModel(name=name).attach(router)
     state.fakes.append(fake)
+    request.addfinalizer(fake.detach)
+    return fake
+
+
+def fake_tools(request: pytest.FixtureRequest, router: Router) -> FakeToolServer:
+    """The test's fake tool server on ``router``, detached when the test ends.
+
+    As :func:`fake_model`: every tool-server fixture of one test is this one fake
+    (``blocking_tools`` adds a hold, ``tool_server`` a port), so a test never waits on
+    a hold of one fake while another answers."""
+    from ..mcp.fake.server import FakeToolServer
+
+    state = TestState.of(request.node)
+    if state.tool_servers:
+        return state.tool_servers[0]
+    fake = FakeToolServer().attach(router)
+    state.tool_servers.append(fake)
     request.addfinalizer(fake.detach)
     return fake
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ..cassettes.ledger import RunLedger
     from ..cassettes.session import CassetteSession
     from ..fakes.fake_model import FakeModel
+    from ..mcp.fake.server import FakeToolServer
     from ..redact.scrubber import Scrubber
     from ..transport.router import Router
     from .report import CassetteUse
@@ -180,6 +181,8 @@ class TestState:
     sessions: list[CassetteSession] = field(default_factory=list)
     """The cassette sessions open in this test."""
     fakes: list[FakeModel] = field(default_factory=list)
+    tool_servers: list[FakeToolServer] = field(default_factory=list)
+    """The test's fake tool server (``scripted_tools`` and the others), when it has one."""
     uses: list[CassetteUse] = field(default_factory=list)
     """What the test did with its cassettes, for the summary (sent on under xdist)."""
     failed: bool = False
@@ -204,6 +207,9 @@ class TestState:
         for fake in self.fakes:
             fake.close_open_calls()
             found.extend(fake.problems)
+        for tools in self.tool_servers:
+            tools.close_open_calls()
+            found.extend(tools.problems)
         found.extend(self._unplayed())
         return found
 

@@ -13,6 +13,7 @@ Every check names the tool, the script item and the field (``$.forecast.days[2]`
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -36,7 +37,7 @@ def not_json(value: Any, path: str = "$") -> str | None:
     if value is None or isinstance(value, (str, bool, int)):
         return None
     if isinstance(value, float):
-        return None if value == value and abs(value) != float("inf") else f"{path} is {value!r}"
+        return None if math.isfinite(value) else f"{path} is {value!r}, which JSON cannot hold"
     if isinstance(value, Mapping):
         for key, item in value.items():
             if not isinstance(key, str):

@@ -17,7 +17,7 @@ __all__ = ["check_schema", "schema_problems"]
 
 def _validator_for(schema: dict[str, Any]) -> Any:
     try:
-        import jsonschema
+        import jsonschema  # noqa: PLC0415 - imported when a fake tool is built
     except ImportError as exc:  # pragma: no cover - the mcp SDK depends on it
         raise ToolScriptError(
             "fake tool servers check JSON schemas with the jsonschema package (installed "
@@ -43,10 +43,10 @@ def check_schema(tool: str, field: str, schema: Any) -> dict[str, Any]:
         )
     if schema.get("type") != "object":
         raise ToolScriptError(
-            f"tool {tool!r}: {field} must have \"type\": \"object\" (MCP tools take and "
+            f'tool {tool!r}: {field} must have "type": "object" (MCP tools take and '
             f"give JSON objects), got type {schema.get('type')!r}"
         )
-    import jsonschema
+    import jsonschema  # noqa: PLC0415 - imported when a fake tool is built
 
     try:
         _validator_for(schema).check_schema(schema)

@@ -34,7 +34,7 @@ from .errors import ToolScriptError
 from .faults import ToolFault
 from .holds import ToolHolds
 from .results import Answer, as_result, tool_error_result
-from .stdio import RELAY_HEADER, EXIT_HEADER, StdioCommand
+from .stdio import EXIT_HEADER, RELAY_HEADER, StdioCommand
 from .tools import ScriptedTool
 
 if TYPE_CHECKING:
@@ -43,6 +43,19 @@ if TYPE_CHECKING:
 __all__ = ["FakeToolServer"]
 
 _LABEL = re.compile(r"[^a-z0-9-]+")
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One ``tools/call`` being answered: its log index, tool, id, arguments and how
+    its answer travels."""
+
+    index: int
+    tool: ScriptedTool
+    request_id: Any
+    arguments: dict[str, Any]
+    transport: ToolTransport
+    sse: bool
 
 
 @dataclass(frozen=True)
@@ -176,7 +189,7 @@ class FakeToolServer(Serving):
 
     def listen(self, *, host: str = "127.0.0.1", port: int = 0) -> ToolServerListener:
         """Serve on a real loopback port (``with tools.listen() as server: server.url``)."""
-        from .listening import ToolServerListener
+        from .listening import ToolServerListener  # noqa: PLC0415 - a port is rare
 
         return ToolServerListener(self, host=host, port=port).start()
 
@@ -328,6 +341,10 @@ class FakeToolServer(Serving):
                 return {"tools": [t.listed() for t in self._tools.values()]}
         return None
 
+    def _cancelled(self, index: int) -> None:
+        """The client hung up while call ``index`` was held."""
+        self._log.ended(index, "cancelled")
+
     def _notified(self, method: str, params: dict[str, Any], transport: ToolTransport) -> None:
         """A ``notifications/cancelled`` ends the call it names as ``cancelled`` and lets
         it go if it is held; other notifications need nothing."""
@@ -363,24 +380,19 @@ class FakeToolServer(Serving):
         if problems:  # answered as a tool error, so the model can correct itself (2025-11-25)
             text = f"Invalid arguments for tool {tool.name!r}: " + "; ".join(problems)
             return self._play_result(index, request_id, tool_error_result(text), sse=sse)
+        call = _Call(index, tool, request_id, logged, transport, sse)
         if self._holds.take_block(tool.name):
             return Deferred(
                 gate=self._holds.gate(index),
-                then=lambda: self._serve(index, tool, request_id, logged, transport, sse),
-                cancelled=lambda: self._log.ended(index, "cancelled"),
+                then=lambda: self._serve(call),
+                cancelled=lambda: self._cancelled(index),
             )
-        return self._serve(index, tool, request_id, logged, transport, sse)
+        return self._serve(call)
 
-    def _serve(
-        self,
-        index: int,
-        tool: ScriptedTool,
-        request_id: Any,
-        arguments: dict[str, Any],
-        transport: ToolTransport,
-        sse: bool,
-    ) -> Playback:
-        """The answer to call ``index``: the tool's next scripted one, played."""
+    def _serve(self, call: _Call) -> Playback:
+        """The answer to ``call``: its tool's next scripted one, played."""
+        index, tool, request_id, sse = call.index, call.tool, call.request_id, call.sse
+        arguments = call.arguments
         if self._log.outcome(index) is not None:  # cancelled while it was held
             return protocol.nothing(sse=sse)
         taken = tool.next_answer()
@@ -400,12 +412,12 @@ class FakeToolServer(Serving):
         if callable(item) and not isinstance(item, ToolFault):
             try:
                 item = call_sync(item, arguments)
-            except Exception as exc:  # noqa: BLE001 - reported, and the client answered
+            except Exception as exc:  # reported as a problem, and the client is answered
                 self._problem(f"tool {tool.name!r}, {where} raised {exc!r}")
                 text = f"Error executing tool {tool.name}: {exc}"
                 return self._play_result(index, request_id, tool_error_result(text), sse=sse)
         if isinstance(item, ToolFault):
-            return self._fault(index, request_id, tool, item, transport, sse)
+            return self._fault(call, item)
         try:
             value = as_result(tool.name, item, where, tool.output_schema)
         except ToolScriptError as exc:
@@ -414,30 +426,19 @@ class FakeToolServer(Serving):
             return self._play(index, failed, "rpc_error", sse=sse)
         return self._play_result(index, request_id, value, sse=sse)
 
-    def _fault(
-        self,
-        index: int,
-        request_id: Any,
-        tool: ScriptedTool,
-        fault: ToolFault,
-        transport: ToolTransport,
-        sse: bool,
-    ) -> Playback:
+    def _fault(self, call: _Call, fault: ToolFault) -> Playback:
+        index, tool, request_id, sse = call.index, call.tool, call.request_id, call.sse
         if fault.kind == "rpc_error":
             failed = protocol.error(request_id, fault.code, fault.message, fault.data)
             return self._play(index, failed, "rpc_error", sse=sse)
         if fault.kind == "tool_error":
-            return self._play_result(
-                index, request_id, tool_error_result(fault.message), sse=sse
-            )
+            return self._play_result(index, request_id, tool_error_result(fault.message), sse=sse)
         if fault.kind == "stall":
             value = as_result(tool.name, fault.data, "the stall's result", tool.output_schema)
-            return self._play_result(
-                index, request_id, value, sse=sse, gate=True
-            )
+            return self._play_result(index, request_id, value, sse=sse, gate=True)
         if fault.kind == "cut":
-            return self._cut(index, request_id, transport, sse)
-        return self._crash(index, fault.exit_code, transport)
+            return self._cut(index, request_id, call.transport, sse)
+        return self._crash(index, fault.exit_code, call.transport)
 
     def _cut(self, index: int, request_id: Any, transport: ToolTransport, sse: bool) -> Playback:
         """The response begins and ends before its result: an SSE stream (or JSON body)

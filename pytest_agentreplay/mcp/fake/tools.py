@@ -66,7 +66,8 @@ class ScriptedTool:
         place past the end, or ``None`` when neither is left."""
         with self._lock:
             if self._answers:
-                return self._answers.popleft()
+                taken: tuple[str, Any] = self._answers.popleft()
+                return taken
         if self.respond is not None:
             return ("respond", self.respond)
         return None
