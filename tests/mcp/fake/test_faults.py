@@ -145,9 +145,7 @@ def test_a_stdio_crash_exits_with_its_status(scripted_tools: FakeToolServer) -> 
     command = scripted_tools.stdio_command()
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "boom"}}
     # stdin stays open, as a framework keeps it: the relay ends by the crash alone
-    relay = subprocess.Popen(
-        command.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
+    relay = subprocess.Popen(command.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert relay.stdin is not None and relay.stdout is not None
     relay.stdin.write(json.dumps(call) + "\n")
     relay.stdin.flush()
