@@ -26,6 +26,13 @@ def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "test-openai-key")
 
 
+@pytest.fixture(autouse=True)
+def _no_tracing() -> None:
+    from agents import set_tracing_disabled
+
+    set_tracing_disabled(True)  # tracing would POST to api.openai.com/v1/traces/ingest
+
+
 def _weather(tools: FakeToolServer) -> None:
     tools.tool(
         "weather",
