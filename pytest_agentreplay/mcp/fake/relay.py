@@ -17,8 +17,7 @@ import threading
 from typing import BinaryIO
 from urllib.parse import urlsplit
 
-RELAY_HEADER = "x-agentreplay-transport"  # as .stdio says; not imported: nothing heavy here
-EXIT_HEADER = "x-agentreplay-exit"
+from .stdio import EXIT_HEADER, RELAY_HEADER  # a module of the standard library only
 
 
 def _forward(url: str, line: bytes, out: BinaryIO, lock: threading.Lock) -> None:
