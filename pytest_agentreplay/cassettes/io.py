@@ -50,8 +50,9 @@ from .model import Cassette, cassette_from_data
 from .normal import normalized
 from .reading import read_file
 from .verify import verify_file
-from .yaml.emit import UnstorableError, dump_cassette, dump_interactions, iter_interactions
-from .yaml.fast import NotCanonicalError, read_canonical
+from .yaml.emit import dump_cassette, dump_interactions, iter_interactions
+from .yaml.errors import NotCanonicalError, UnstorableError
+from .yaml.fast import read_canonical
 
 __all__ = [
     "CassetteFormatError",

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..sse import SSEDecoder
-from ..transport.patch import Family
+from ..transport.family import Family
 from ..transport.router import HTTPRequest
 from ..transport.tee import Tee
 from .encodings import BodyDecoder, ContentDecodingError, codings

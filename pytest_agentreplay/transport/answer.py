@@ -6,7 +6,7 @@ Fake models and cassette replay share this: a list of SSE events (rendered from 
 This is where a fault becomes a way for the response to end (:func:`_strike`):
 ``cut`` and ``timeout`` deliver *k* events and then end so — the
 :class:`~.delivery.Delivery` raises the client's own error after them
-(:class:`~.patch.Family`) —, ``error_event`` appends the provider's error event,
+(:class:`~.family.Family`) —, ``error_event`` appends the provider's error event,
 ``stall`` waits at the fake's gate, ``truncate`` stops cleanly, ``http`` is the
 provider's error response instead. The outcome logged for the call
 (``completed``, ``cut``, ``error_event``, ``http_error``, ``timeout``,

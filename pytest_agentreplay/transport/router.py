@@ -25,8 +25,8 @@ from .. import jsonparse
 from ..urls import bare_url
 from . import children, egress, patch
 from .egress import EgressBlocked, resolves_to_loopback
+from .family import Family
 from .gate import Gate
-from .patch import Family
 from .playback import Playback
 
 __all__ = [

@@ -22,7 +22,9 @@ from pytest_agentreplay.cassettes.wire import (
     _unique,
     parse_json,
 )
-from pytest_agentreplay.cassettes.yaml.emit import MAX_DEPTH, UnstorableError, dump_json
+from pytest_agentreplay.cassettes.yaml.emit import dump_json
+from pytest_agentreplay.cassettes.yaml.errors import UnstorableError
+from pytest_agentreplay.cassettes.yaml.scalars import MAX_DEPTH
 
 
 def _reference_parse(raw: bytes | str) -> Any:

@@ -27,7 +27,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ...errors import CassetteFormatError
-from .emit import MAX_DEPTH
+from .scalars import MAX_DEPTH
 
 __all__ = ["MAX_ALIASES", "MAX_LOAD_DEPTH", "CassetteLoader", "load_yaml", "locate"]
 
