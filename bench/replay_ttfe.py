@@ -28,7 +28,7 @@ from typing import Any
 
 import httpx2
 
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Interaction,
     RecordedEvent,
     RecordedRequest,

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from .cassettes.miss import CassetteMiss
     from .errors import AgentReplayError, CodecError, SSEDecodeError, SSEEncodeError
     from .fakes import FakeModel, UnexpectedModelCall
-    from .model import (
+    from .neutral import (
         Citation,
         Fault,
         FaultPlan,
@@ -70,18 +70,18 @@ _LAZY = {
     "CassetteMiss": ".cassettes.miss",
     "FakeModel": ".fakes",
     "UnexpectedModelCall": ".fakes",
-    "FaultPlan": ".model",
-    "Fault": ".model",
-    "ModelCall": ".model",
-    "Reply": ".model",
-    "Request": ".model",
-    "Citation": ".model",
-    "SearchResult": ".model",
-    "ServerToolCall": ".model",
-    "Text": ".model",
-    "Thinking": ".model",
-    "ToolCall": ".model",
-    "Usage": ".model",
+    "FaultPlan": ".neutral",
+    "Fault": ".neutral",
+    "ModelCall": ".neutral",
+    "Reply": ".neutral",
+    "Request": ".neutral",
+    "Citation": ".neutral",
+    "SearchResult": ".neutral",
+    "ServerToolCall": ".neutral",
+    "Text": ".neutral",
+    "Thinking": ".neutral",
+    "ToolCall": ".neutral",
+    "Usage": ".neutral",
 }
 
 

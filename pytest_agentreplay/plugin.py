@@ -199,7 +199,7 @@ def interrupting_model(request: pytest.FixtureRequest, _agentreplay_router: Rout
 def failing_model(request: pytest.FixtureRequest, _agentreplay_router: Router) -> FakeModel:
     """A fake model failing every call with a provider 500
     (``failing_model.fail_with(Fault.http(401))`` to change the fault)."""
-    from .model import Fault
+    from .neutral import Fault
 
     return fake_model(request, _agentreplay_router, "failing_model").fail_with(Fault.http(500))
 

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..errors import CassetteFormatError
     from .build import from_replies
+    from .cassette import Cassette, Interaction, RecordedEvent, RecordedRequest, RecordedResponse
     from .checks import CassetteValueError
     from .io import detect_format, dumps, from_data, load, loads, locked, save
-    from .model import Cassette, Interaction, RecordedEvent, RecordedRequest, RecordedResponse
 
 __all__ = [
     "Cassette",
@@ -49,11 +49,11 @@ _LAZY = {
     "loads": ".io",
     "locked": ".io",
     "save": ".io",
-    "Cassette": ".model",
-    "Interaction": ".model",
-    "RecordedEvent": ".model",
-    "RecordedRequest": ".model",
-    "RecordedResponse": ".model",
+    "Cassette": ".cassette",
+    "Interaction": ".cassette",
+    "RecordedEvent": ".cassette",
+    "RecordedRequest": ".cassette",
+    "RecordedResponse": ".cassette",
 }
 
 

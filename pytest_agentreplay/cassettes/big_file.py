@@ -18,9 +18,9 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from .cassette import Cassette, RecordedEvent, cassette_from_data
 from .checks import CassetteValueError
 from .fields import looks_canonical
-from .model import Cassette, RecordedEvent, cassette_from_data
 from .reading import MAX_FILE_BYTES
 from .yaml.emit import iter_interactions
 from .yaml.errors import NotCanonicalError, UnstorableError

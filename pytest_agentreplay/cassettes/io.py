@@ -39,6 +39,7 @@ from ..errors import CassetteFormatError, field_path
 from ..redact import Scrubber as DefaultRules
 from . import atomic as _files
 from .big_file import load_big
+from .cassette import Cassette, cassette_from_data
 from .checks import CassetteValueError
 from .fields import CASSETTE_VERSION, looks_canonical
 from .formats.detect import Format, detect_data, detect_text
@@ -46,7 +47,6 @@ from .formats.http_snapshot import from_http_snapshot
 from .formats.raw_sse import from_raw_sse
 from .formats.shape import ShapeError
 from .formats.vcrpy import from_vcr_data, vcr_versioned
-from .model import Cassette, cassette_from_data
 from .normal import normalized
 from .reading import read_file
 from .verify import verify_file

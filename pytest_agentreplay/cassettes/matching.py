@@ -38,7 +38,7 @@ Built-in parts (:data:`MATCHERS`):
 ``raw_body``
     the body bytes exactly.
 
-A custom part is any function of the :class:`~.model.RecordedRequest`
+A custom part is any function of the :class:`~.cassette.RecordedRequest`
 returning a hashable value (see :data:`Matcher`, :func:`header`,
 :func:`body_without`). ``match_on=("method", "path")`` is positional replay:
 requests are answered in recorded order whatever their bodies.
@@ -67,7 +67,7 @@ from .match_parts import (
 from .modes import RECORD_MODES
 
 if TYPE_CHECKING:
-    from .model import RecordedRequest
+    from .cassette import RecordedRequest
 
 __all__ = [
     "MATCHERS",

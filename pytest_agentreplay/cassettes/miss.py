@@ -14,8 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..transport.egress import EgressBlocked
+from .cassette import RecordedRequest
 from .matching import Index, explain_miss
-from .model import RecordedRequest
 
 __all__ = ["CassetteMiss", "cassette_miss", "renaming_hint"]
 

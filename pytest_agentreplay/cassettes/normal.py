@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .cassette import Cassette, Interaction, RecordedEvent, RecordedResponse
 from .checks import CassetteValueError, each, inside, keys
-from .model import Cassette, Interaction, RecordedEvent, RecordedResponse
 
 __all__ = ["EventCheck", "normalized", "same", "same_data", "without_events"]
 

@@ -6,7 +6,7 @@ re-chunked by the chunking policy, and ending the way the recording ended (a cut
 connection is cut again, a timeout times out). A fault injected with
 ``agentreplay.inject(...)`` replaces the recorded ending, exactly as the same
 fault would on a fake model. :func:`recorded_reply` is the other way to play a
-recording: the :class:`~..model.Reply` a recorded response holds, for a fake to
+recording: the :class:`~..neutral.Reply` a recorded response holds, for a fake to
 render again (the non-streaming twin of a stream, a run log's reply).
 """
 
@@ -32,8 +32,8 @@ from ..transport.playback import Playback
 from .fields import decode_content
 
 if TYPE_CHECKING:  # pydantic models; a recording played as it came loads neither
-    from ..model import Fault
-    from .model import Interaction, RecordedEvent, RecordedResponse
+    from ..neutral import Fault
+    from .cassette import Interaction, RecordedEvent, RecordedResponse
 
 __all__ = ["REPLAY_FAULTS", "IncompleteRecordingError", "playback_for", "recorded_reply"]
 
@@ -102,7 +102,7 @@ def playback_for(
 
 
 def _empty_reply(codec: Codec, response: RecordedResponse, plan: Plan) -> Playback:
-    from ..model import Reply  # noqa: PLC0415 - see the imports
+    from ..neutral import Reply  # noqa: PLC0415 - see the imports
 
     return for_reply(codec, Reply(parts=[]), RenderContext(), plan, streaming=response.is_stream)
 
@@ -122,7 +122,7 @@ def _stream_playback(
     ``fault`` replaces the ending. Only a fault needs the provider's codec: a stream
     replayed as it came loads none."""
     if fault is None and response.end in _RECORDED_FAULT:
-        from ..model import Fault  # noqa: PLC0415 - see the imports
+        from ..neutral import Fault  # noqa: PLC0415 - see the imports
 
         fault = Fault(kind=_RECORDED_FAULT[response.end], after_events=len(events))
     framing = Framing(

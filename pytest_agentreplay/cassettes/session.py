@@ -41,18 +41,18 @@ from ..transport.playback import Playback
 from ..transport.router import HTTPRequest, Router
 from . import io as cassette_io
 from .calls import ReplayedCall, live_call, played_whole, replayed_outcome
+from .cassette import Interaction, RecordedRequest
+from .from_wire import request_from_wire
 from .ledger import RunLedger
 from .matching import MATCH_ON_DEFAULT, VCRPY_MATCH_ON, Index
 from .miss import CassetteMiss, cassette_miss
-from .model import Interaction, RecordedRequest
 from .modes import RECORDING_MODES, REPLAYING_MODES
 from .record import DEFAULT_MAX_BODY_BYTES, UNNUMBERED, LiveRecorder
 from .replay import REPLAY_FAULTS, playback_for
-from .wire import request_from_wire
 from .write import CassetteWriteError, WriteResult, write_recorded
 
 if TYPE_CHECKING:
-    from ..model import Fault
+    from ..neutral import Fault
     from ..redact import Scrubber
     from .vcr_filters import VcrFilters
 

@@ -26,9 +26,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..errors import AgentReplayError
+from .cassette import Interaction, RecordedRequest, RecordedResponse
 from .fields import join_headers
-from .model import Interaction, RecordedRequest, RecordedResponse
-from .wire import response_from_wire
+from .from_wire import response_from_wire
 
 __all__ = ["LOOPBACK_NAMES", "VcrFilterError", "VcrFilters"]
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import CassetteFormatError
-from .model import Cassette
+from .cassette import Cassette
 from .normal import EventCheck, same, same_data
 from .yaml.errors import NotCanonicalError
 from .yaml.fast import scan_canonical_file

@@ -17,9 +17,9 @@ from pathlib import Path
 from ..errors import AgentReplayError
 from ..redact import Scrubber
 from . import io as cassette_io
+from .cassette import Cassette, Interaction
 from .ledger import RunLedger
 from .merge import fingerprint
-from .model import Cassette, Interaction
 
 __all__ = ["CassetteWriteError", "WriteResult", "write_recorded"]
 

@@ -16,12 +16,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .. import jsonparse
+from ..cassettes.cassette import Cassette, Interaction, RecordedEvent, RecordedResponse
 from ..cassettes.formats.detect import Format
 from ..cassettes.io import CassetteFormatError, detect_format, loads
-from ..cassettes.model import Cassette, Interaction, RecordedEvent, RecordedResponse
 from ..cassettes.reading import UnreadableFileError, read_file
 from ..errors import AgentReplayError
-from ..model import Provider, Reply, Request
+from ..neutral import Provider, Reply, Request
 from ..providers import codec_for, detect
 from ..providers.base import Codec, Folded
 from ..providers.routes import target

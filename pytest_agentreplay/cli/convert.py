@@ -15,10 +15,10 @@ import os
 from pathlib import Path
 
 from ..cassettes import atomic as _files
+from ..cassettes.cassette import Cassette, RecordedResponse
 from ..cassettes.fields import decode_content
 from ..cassettes.formats.vcrpy import reason_phrase, response_bytes, vcr_text
 from ..cassettes.io import dumps, locked, save
-from ..cassettes.model import Cassette, RecordedResponse
 from ..cassettes.reading import is_regular_file
 from ..redact import Scrubber, SecretLeakError
 from .analysis import Source, read_source

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from ..cassettes.cassette import Cassette, RecordedEvent, RecordedRequest, RecordedResponse
 from ..cassettes.io import CassetteFormatError, detect_format, dumps, loads, locked, save
-from ..cassettes.model import Cassette, RecordedEvent, RecordedRequest, RecordedResponse
 from ..redact import Scrubber, SecretLeakError
 from ..redact.rules import REQUEST_ID_PLACEHOLDER
 from .analysis import decode_source, read_bytes

@@ -1,7 +1,7 @@
 """Fake models that speak the providers' real wire formats.
 
 A :class:`FakeModel` answers the model calls that real SDKs and frameworks make,
-over their real HTTP clients, from a script of :class:`~..model.Reply` objects
+over their real HTTP clients, from a script of :class:`~..neutral.Reply` objects
 (or a function). The request path picks the wire format (``/v1/messages``:
 Anthropic, ``/chat/completions``: OpenAI Chat, ``/responses``: OpenAI
 Responses) and the request's ``stream`` flag picks JSON or SSE, so one script
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from ..errors import CodecError
-from ..model import Fault, ModelCall, Provider, Reply, Request, reply_source
+from ..neutral import Fault, ModelCall, Provider, Reply, Request, reply_source
 from ..providers import codec_for, detect
 from ..providers.base import Codec, IdFactory, RenderContext, json_data
 from ..providers.formats import unspoken
@@ -76,7 +76,7 @@ class FakeModel(Serving):
     """A scripted model served to every client of the hosts it covers.
 
     ``FakeModel(Reply.text("Hi"), "plain text", Fault.http(429))`` serves those in
-    order. ``respond=`` (a function of the neutral :class:`~..model.Request`, sync
+    order. ``respond=`` (a function of the neutral :class:`~..neutral.Request`, sync
     or async) answers calls the script does not cover. ``hosts`` are the hosts
     served (``serve()`` adds more); ``chunking`` cuts the SSE body into network
     chunks (``"event"``, ``"whole"``, ``"lines"``, a byte size or a callable);

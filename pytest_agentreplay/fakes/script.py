@@ -8,7 +8,7 @@ A :class:`~..fakes.FakeModel` is three parts around the wire formats:
 - :class:`Holds` — where calls wait until the test calls ``release()``: the next
   call (``block``) and stalled streams (``Fault.stall``);
 - :class:`CallLog` — every request as it arrived (``calls``, ``requests``) and one
-  :class:`~..model.ModelCall` per finished call (``log``).
+  :class:`~..neutral.ModelCall` per finished call (``log``).
 
 :func:`call_sync` runs a user function that may be a coroutine function to
 completion from synchronous code (a fake's ``respond``, a parity check's ``run``).
@@ -27,7 +27,7 @@ from typing import Any
 
 from _pytest.outcomes import Failed  # pytest.fail.Exception, importable as a base
 
-from ..model import Fault, ModelCall, Reply, Request
+from ..neutral import Fault, ModelCall, Reply, Request
 from ..transport.gate import Gate, wait_event_async
 from ..transport.router import HTTPRequest
 
@@ -236,7 +236,7 @@ class HTTPCall:
 
 class CallLog:
     """What a fake was asked (:attr:`calls`, :attr:`requests`) and how each call ended
-    (:attr:`entries`: one :class:`~..model.ModelCall` per finished call)."""
+    (:attr:`entries`: one :class:`~..neutral.ModelCall` per finished call)."""
 
     def __init__(self) -> None:
         self.calls: list[HTTPCall] = []

@@ -220,7 +220,7 @@ def _close_cassette(
     item: pytest.Item, run: RunState, session: CassetteSession, router: Router
 ) -> None:
     """Finish the cassette (write what was recorded) and note its use for the summary."""
-    from .report import CassetteUse
+    from .summary import CassetteUse
 
     state = TestState.of(item)
     use = CassetteUse(

@@ -24,7 +24,7 @@ from .options import RECORD_MODES
 from .vcr_config import VCRPY_KEYS, VcrOptions, record_mode_value, split
 
 if TYPE_CHECKING:
-    from ..cassettes.model import Interaction, RecordedRequest
+    from ..cassettes.cassette import Interaction, RecordedRequest
 
 __all__ = [
     "MARKER_KEYS",

@@ -29,8 +29,8 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 if TYPE_CHECKING:
+    from ..cassettes.cassette import Interaction, RecordedRequest
     from ..cassettes.handle import AgentReplay
-    from ..cassettes.model import Interaction, RecordedRequest
 
 __all__ = ["VcrBesidePytestRecording", "VcrCassette", "VcrFixture", "VcrRequest"]
 

@@ -40,9 +40,9 @@ from ..runlog.adapters.calls import egress_of
 from ..transport.router import Router, active_router
 from .error_reports import check_error_metadata_reported
 from .error_turns import check_terminal_error_turn
+from .errors import InvariantViolation
 from .interrupts import check_no_model_call_after_interrupt
 from .parity import DEFAULT_CHUNKINGS, ParityRun, compare_runs, parity_async, parity_sync
-from .report import InvariantViolation
 from .retries import check_no_partial_content_saved, check_retries_resend_identical_input
 from .steps import check_single_terminal_step
 from .turns import (

@@ -35,13 +35,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..jsondiff import format_path, json_diff
-from ..model import Fault, Reply, Request, ToolCall
+from ..neutral import Fault, Reply, Request, ToolCall
 from ..snapshot import snapshot_view
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
-    from ..cassettes.model import Cassette
+    from ..cassettes.cassette import Cassette
     from ..fakes import ScriptItem
 
 __all__ = [
@@ -381,8 +381,8 @@ def recorded_script(cassette: str | os.PathLike[str] | Cassette) -> list[Reply]:
     explorer (or any fake model): each stream folded into its final message, each
     HTTP error as ``Fault.http``, a stream that was cut as its reply cut after the
     same number of events. Requests that are not model calls are skipped."""
+    from ..cassettes.cassette import Cassette  # noqa: PLC0415
     from ..cassettes.io import load  # noqa: PLC0415 - YAML loads only when asked for
-    from ..cassettes.model import Cassette  # noqa: PLC0415
     from ..providers import codec_for, detect  # noqa: PLC0415
 
     loaded = cassette if isinstance(cassette, Cassette) else load(cassette)

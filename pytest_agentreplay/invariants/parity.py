@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cassettes import io as cassette_io
-from ..cassettes.model import Interaction
+from ..cassettes.cassette import Interaction
 from ..fakes import ChunkingSpec, FakeModel
 from ..fakes.script import call_sync
 from ..fakes.twin import TwinServer
 from ..runlog import Delta, RunLog
 from ..runlog.normalize import IdMask, normalize
-from .report import fail
+from .errors import fail
 
 __all__ = [
     "DEFAULT_CHUNKINGS",

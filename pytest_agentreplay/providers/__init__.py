@@ -17,7 +17,7 @@ from .base import Codec, ErrorResponse, Folded, IdFactory, RenderContext
 from .routes import detect
 
 if TYPE_CHECKING:  # the provider names are the model's (pydantic): replay loads neither
-    from ..model import Provider
+    from ..neutral import Provider
 
 __all__ = [
     "Codec",

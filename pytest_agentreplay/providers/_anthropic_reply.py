@@ -1,8 +1,8 @@
-"""A final Anthropic ``Message`` body back to a neutral :class:`~..model.Reply`.
+"""A final Anthropic ``Message`` body back to a neutral :class:`~..neutral.Reply`.
 
 Text (with its web citations), tool-use and thinking blocks become parts; a
 ``server_tool_use`` block of a tool the model knows (``web_search``,
-``code_execution``) becomes a :class:`~..model.ServerToolCall` together with the
+``code_execution``) becomes a :class:`~..neutral.ServerToolCall` together with the
 result block that answers it. Blocks with no neutral form (redacted thinking, other
 server tools, citations of documents rather than web pages) are left out.
 """
@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pytest_agentreplay.errors import CodecError
-from pytest_agentreplay.model import (
+from pytest_agentreplay.neutral import (
     Citation,
     CodeOutput,
     Part,

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_agentreplay.errors import CodecError
-from pytest_agentreplay.model import (
+from pytest_agentreplay.neutral import (
     Message,
     MessagePart,
     Other,

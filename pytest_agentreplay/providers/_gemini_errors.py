@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import Fault
+from ..neutral import Fault
 from .base import ERROR_EVENT_STATUS, ErrorResponse
 
 __all__ = [

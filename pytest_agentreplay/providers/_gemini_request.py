@@ -20,7 +20,17 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 from ..errors import CodecError
-from ..model import Message, MessagePart, Other, Request, Text, Thinking, Tool, ToolCall, ToolResult
+from ..neutral import (
+    Message,
+    MessagePart,
+    Other,
+    Request,
+    Text,
+    Thinking,
+    Tool,
+    ToolCall,
+    ToolResult,
+)
 from .base import json_data
 from .routes import gemini_method
 

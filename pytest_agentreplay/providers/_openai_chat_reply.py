@@ -1,4 +1,4 @@
-"""A ``chat.completion`` body → neutral :class:`~..model.Reply`.
+"""A ``chat.completion`` body → neutral :class:`~..neutral.Reply`.
 
 Split out of :mod:`.openai_chat` to keep each module small. Reads the first
 choice (a neutral reply has one), with the reasoning OpenAI-compatible hosts
@@ -14,7 +14,7 @@ from typing import Any
 
 from pytest_agentreplay import jsonparse
 from pytest_agentreplay.errors import CodecError
-from pytest_agentreplay.model import (
+from pytest_agentreplay.neutral import (
     Citation,
     Part,
     Reply,

@@ -1,4 +1,4 @@
-"""OpenAI Chat Completions request bodies → neutral :class:`~..model.Request`.
+"""OpenAI Chat Completions request bodies → neutral :class:`~..neutral.Request`.
 
 Split out of :mod:`.openai_chat` to keep each module small. The parser accepts
 every shape the ``openai`` SDK (and OpenAI-compatible clients) send: ``content``
@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pytest_agentreplay.errors import CodecError
-from pytest_agentreplay.model import (
+from pytest_agentreplay.neutral import (
     Message,
     Other,
     Request,
@@ -28,7 +28,7 @@ from pytest_agentreplay.model import (
     ToolCall,
     ToolResult,
 )
-from pytest_agentreplay.model import MessagePart as Part
+from pytest_agentreplay.neutral import MessagePart as Part
 
 from .. import jsonparse
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..model import Fault
+from ..neutral import Fault
 from .base import ErrorResponse, RenderContext
 
 __all__ = ["OPENAI_VERSION", "error_headers", "error_object", "error_response", "request_id"]

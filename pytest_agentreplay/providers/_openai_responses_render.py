@@ -1,4 +1,4 @@
-"""Rendering a neutral :class:`~..model.Reply` as an OpenAI
+"""Rendering a neutral :class:`~..neutral.Reply` as an OpenAI
 Responses API body and as the SSE stream the API sends for it.
 
 Both renderings start from one :class:`_Plan` that allocates every id (response,
@@ -22,7 +22,7 @@ from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_agentreplay.model import Reply, ServerToolCall, Text, Thinking, ToolCall, Usage
+from pytest_agentreplay.neutral import Reply, ServerToolCall, Text, Thinking, ToolCall, Usage
 from pytest_agentreplay.sse import SSEEvent
 
 from .base import RenderContext, iter_text, json_data, split_json

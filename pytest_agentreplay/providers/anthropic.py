@@ -1,6 +1,6 @@
 """The Anthropic Messages wire format (``POST /v1/messages``).
 
-Renders a neutral :class:`~..model.Reply` as the JSON ``Message``
+Renders a neutral :class:`~..neutral.Reply` as the JSON ``Message``
 body or as the event stream the API sends for it::
 
     message_start, content_block_start, ping, content_block_delta..., content_block_stop,
@@ -28,7 +28,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pytest_agentreplay.model import Fault, Provider, Reply, Request, StopReason, Usage
+from pytest_agentreplay.neutral import Fault, Provider, Reply, Request, StopReason, Usage
 from pytest_agentreplay.providers._anthropic_blocks import (
     container,
     deltas,

@@ -26,7 +26,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
-from pytest_agentreplay.model import (
+from pytest_agentreplay.neutral import (
     Fault,
     Part,
     Provider,

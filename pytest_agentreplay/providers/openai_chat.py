@@ -22,10 +22,10 @@ Citations: the text parts' citations are the message's ``url_citation``
 ``annotations`` (what OpenAI's search models send), spans counted in the joined
 content, streamed as one ``annotations`` delta after the content. Provider-side
 tools: Chat Completions has no item for them, so a reply holding a
-:class:`~..model.ServerToolCall` is refused (``Codec.check_renders``).
+:class:`~..neutral.ServerToolCall` is refused (``Codec.check_renders``).
 
 Thinking: OpenAI's Chat Completions API has no reasoning field, so
-:class:`~..model.Thinking` parts are *not rendered* by default.
+:class:`~..neutral.Thinking` parts are *not rendered* by default.
 ``OpenAIChatCodec(reasoning_field="reasoning_content")`` (DeepSeek) or
 ``"reasoning"`` (Groq, OpenRouter) renders them the way those hosts do. Folding
 and :meth:`OpenAIChatCodec.to_reply` always keep reasoning that a host sent
@@ -40,7 +40,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from pytest_agentreplay.model import (
+from pytest_agentreplay.neutral import (
     Fault,
     Reply,
     Request,
@@ -50,7 +50,7 @@ from pytest_agentreplay.model import (
     ToolCall,
     Usage,
 )
-from pytest_agentreplay.model import Part as ReplyPart
+from pytest_agentreplay.neutral import Part as ReplyPart
 from pytest_agentreplay.providers._openai_chat_fold import ChatFold
 from pytest_agentreplay.providers._openai_chat_reply import read_reply
 from pytest_agentreplay.providers._openai_chat_request import parse_chat_request

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
-from pytest_agentreplay.model import (
+from pytest_agentreplay.neutral import (
     Citation,
     Fault,
     Part,

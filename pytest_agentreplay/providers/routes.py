@@ -4,7 +4,7 @@ Replay asks this for every request (matching drops a provider's body noise, a
 miss is reported as a model call), so it lives apart from the codecs, which
 build the pydantic reply model and are imported only when a response is
 rendered. Each codec's ``handles`` is the function here. The provider names
-(:data:`~..model.Provider`) are the model's; they are imported for type checking
+(:data:`~..neutral.Provider`) are the model's; they are imported for type checking
 only, so that detecting a provider loads no pydantic.
 """
 
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 if TYPE_CHECKING:
-    from ..model import Provider
+    from ..neutral import Provider
 
 __all__ = ["detect", "gemini_method", "handles", "target", "token_count"]
 

@@ -22,7 +22,7 @@ independent defences:
 
 The tables of names (``SECRET_HEADERS``, ``SECRET_QUERY_PARAMS``,
 ``SECRET_BODY_KEYS``, ...) live in :mod:`.rules`. Scrubbing works on the cassette
-model (:mod:`..cassettes.model`); the cassette writer calls it, never the reverse.
+model (:mod:`..cassettes.cassette`); the cassette writer calls it, never the reverse.
 """
 
 from __future__ import annotations
@@ -35,14 +35,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..cassettes.checks import inside
-from ..cassettes.model import (
+from ..cassettes.cassette import (
     Cassette,
     Interaction,
     RecordedEvent,
     RecordedRequest,
     RecordedResponse,
 )
+from ..cassettes.checks import inside
 from ..errors import AgentReplayError
 from .bodies import decoded, scrub_multipart
 from .rules import Rules

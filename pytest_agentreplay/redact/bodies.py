@@ -20,9 +20,9 @@ import binascii
 import re
 from typing import Any
 
+from ..cassettes.cassette import RecordedRequest, RecordedResponse
 from ..cassettes.encodings import ContentDecodingError, codings, decode
-from ..cassettes.model import RecordedRequest, RecordedResponse
-from ..cassettes.wire import body_fields, response_fields
+from ..cassettes.from_wire import body_fields, response_fields
 from .rules import Rules, normalize_key
 
 __all__ = ["UnreadableBodyError", "decoded", "opaque_text", "scrub_multipart"]

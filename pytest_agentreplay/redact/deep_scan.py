@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from ..cassettes.model import Cassette, RecordedRequest, RecordedResponse
+from ..cassettes.cassette import Cassette, RecordedRequest, RecordedResponse
 from .assembled import split_hits
 from .bodies import UnreadableBodyError, opaque_text
 from .scan import Hit

@@ -1,7 +1,7 @@
 """Run logs: a normalized, serializable record of one agent run.
 
 A :class:`RunLog` holds two sides of a run. The *model side* is the list of
-:class:`~..model.ModelCall` objects the fakes or the cassette
+:class:`~..neutral.ModelCall` objects the fakes or the cassette
 served (request, how the call ended, events delivered); it fills itself from the
 sources the log watches. The *agent side* is an ordered timeline of what the agent
 runtime reports: steps started and completed, message deltas, tool calls and
@@ -58,7 +58,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ..jsondiff import json_diff
-from ..model import ModelCall, Usage
+from ..neutral import ModelCall, Usage
 from .adapters.calls import collect, requests_seen
 from .adapters.openai_agents import openai_agents_entries, openai_agents_event_entry
 from .adapters.pydantic_ai import pydantic_ai_entries
@@ -94,7 +94,7 @@ from .entries import (
 )
 from .entries import __all__ as __all__
 from .normalize import CallsView, IdMask, normalize, normalize_log
-from .server_tools import ServerToolCalled, ServerToolLog, ServerToolResulted  # noqa: F401
+from .server_tool_log import ServerToolCalled, ServerToolLog, ServerToolResulted  # noqa: F401
 
 # The public names are the entry types (listed once, in :mod:`.entries`) and the run
 # log's own; ``__all__`` is a tuple, so ``+=`` makes a new one and leaves entries' alone.

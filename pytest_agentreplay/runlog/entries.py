@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from ..model import Usage
+from ..neutral import Usage
 
 __all__: tuple[str, ...] = (
     "Delta",

@@ -7,7 +7,7 @@ urllib3, raw sockets — is stopped here, at ``socket.connect``, ``sendto`` and
 ``gethostbyname``, ``gethostbyname_ex``: the last two do not go through the
 first) and the reverse lookups (``gethostbyaddr``, ``getnameinfo``), while a
 blocking router is active; what is sent on a connection made earlier is judged in
-:mod:`.wire`. The C socket type (``_socket.socket``) is replaced by a guarded
+:mod:`.send_guard`. The C socket type (``_socket.socket``) is replaced by a guarded
 subclass for code that builds sockets from it directly. Loopback and
 unix-domain sockets pass unless the router blocks loopback too; hosts on the
 router's allow-list pass, and the addresses names resolve to are remembered so
@@ -89,7 +89,7 @@ class Policy(Protocol):
 def is_loopback(host: str) -> bool:
     """Whether ``host`` is a loopback address (127.0.0.0/8, ``::1``).
 
-    Cached: every send on a connection asks it of its peer (see :mod:`.wire`), and
+    Cached: every send on a connection asks it of its peer (see :mod:`.send_guard`), and
     parsing an address costs more than the rest of the guard together. A name is not
     an address: see :func:`resolves_to_loopback`."""
     host = host.strip("[]").lower()
@@ -153,7 +153,7 @@ def refresh(current: Callable[[], Policy | None]) -> None:
 
 
 def current() -> Policy | None:
-    """The active blocking policy, if any (what the guard of :mod:`.wire` asks)."""
+    """The active blocking policy, if any (what the guard of :mod:`.send_guard` asks)."""
     return _current()
 
 

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import children, egress, wire
+from . import children, egress, send_guard
 from . import lazy_pool as lazy
 from .family import Family
 from .import_hook import when_imported
@@ -69,7 +69,7 @@ def install(hooks: Hooks) -> list[str]:
             if aio.supported():
                 when_imported("aiohttp", functools.partial(_add_aiohttp, hooks))
         egress.install()
-        wire.install()  # after egress: it wraps the sendmsg egress patched
+        send_guard.install()  # after egress: it wraps the sendmsg egress patched
         children.install()
         return list(_families)
 

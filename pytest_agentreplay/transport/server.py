@@ -23,7 +23,7 @@ they mean in-process:
   no thread or socket outlives it.
 
 The server's own writes are not egress: they go to a client that connected to it,
-and bypass the guard of :mod:`.wire` (which judges sends by their peer).
+and bypass the guard of :mod:`.send_guard` (which judges sends by their peer).
 """
 
 from __future__ import annotations

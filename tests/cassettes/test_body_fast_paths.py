@@ -15,7 +15,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pytest_agentreplay.cassettes.fields import join_headers
-from pytest_agentreplay.cassettes.wire import (
+from pytest_agentreplay.cassettes.from_wire import (
     _finite,
     _NotJSONError,
     _reject_constant,

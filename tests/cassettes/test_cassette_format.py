@@ -10,14 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_agentreplay.cassettes import io as cassette_io
-from pytest_agentreplay.cassettes.io import CassetteFormatError, dumps, from_data, loads
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Cassette,
     Interaction,
     RecordedEvent,
     RecordedRequest,
     RecordedResponse,
 )
+from pytest_agentreplay.cassettes.io import CassetteFormatError, dumps, from_data, loads
 from pytest_agentreplay.cassettes.yaml.fast import read_canonical
 from pytest_agentreplay.cassettes.yaml.scalars import IMPLICIT_TAGS, MAX_DEPTH
 from tests.cassettes._cassette_strategies import TRAPS, cassettes, json_values

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_agentreplay.cassettes.cassette import RecordedRequest
 from pytest_agentreplay.cassettes.matching import (
     MATCH_ON_DEFAULT,
     MATCHERS,
@@ -19,7 +20,6 @@ from pytest_agentreplay.cassettes.matching import (
     normalize_body,
     resolve_match_on,
 )
-from pytest_agentreplay.cassettes.model import RecordedRequest
 from tests.cassettes._matching_helpers import ANTHROPIC, CHAT, RESPONSES, conversation, req
 
 

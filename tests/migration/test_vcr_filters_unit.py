@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from vcr.record_mode import RecordMode
 
-from pytest_agentreplay.cassettes.model import Interaction
+from pytest_agentreplay.cassettes.cassette import Interaction
+from pytest_agentreplay.cassettes.from_wire import request_from_wire, response_from_wire
 from pytest_agentreplay.cassettes.vcr_filters import VcrFilterError, VcrFilters
-from pytest_agentreplay.cassettes.wire import request_from_wire, response_from_wire
 from pytest_agentreplay.harness.vcr_config import record_mode_value, split
 
 URL = "https://api.example.test/v1/items?key=k1&page=2"

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_agentreplay.errors import CodecError
-from pytest_agentreplay.model import Fault, Reply, Text, Thinking, ToolCall, Usage
+from pytest_agentreplay.neutral import Fault, Reply, Text, Thinking, ToolCall, Usage
 from pytest_agentreplay.providers import codec_for, detect
 from pytest_agentreplay.providers.base import IdFactory, RenderContext
 from pytest_agentreplay.providers.openai_chat import OpenAIChatCodec

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..fields import kind_name
-from ..wire import body_fields, response_fields
+from ..from_wire import body_fields, response_fields
 from .shape import Loc, ShapeError, field, header_map, mapping, parsed_body
 
 __all__ = ["from_http_snapshot"]

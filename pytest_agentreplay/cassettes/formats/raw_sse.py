@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..wire import split_stream
+from ..from_wire import split_stream
 
 __all__ = ["from_raw_sse"]
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..fields import join_headers, json_problem, kind_name
-from ..wire import body_fields, parse_json
+from ..from_wire import body_fields, parse_json
 
 __all__ = ["Loc", "ShapeError", "as_bytes", "field", "header_map", "mapping", "parsed_body"]
 

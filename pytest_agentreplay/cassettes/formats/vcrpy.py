@@ -25,8 +25,8 @@ from urllib.parse import urlencode
 
 from ...errors import AgentReplayError
 from ...sse import SSEEncoder
-from ..model import Cassette, Interaction, RecordedRequest, RecordedResponse
-from ..wire import body_fields, request_from_wire, response_fields, response_from_wire
+from ..cassette import Cassette, Interaction, RecordedRequest, RecordedResponse
+from ..from_wire import body_fields, request_from_wire, response_fields, response_from_wire
 from .shape import Loc, ShapeError, as_bytes, field, header_map, mapping, parsed_body
 
 __all__ = [

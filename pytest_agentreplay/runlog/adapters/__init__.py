@@ -23,6 +23,6 @@ __all__ = ["token_count"]
 
 
 def token_count(value: Any) -> int | None:
-    """A framework's optional token count as :class:`~pytest_agentreplay.model.Usage`
+    """A framework's optional token count as :class:`~pytest_agentreplay.neutral.Usage`
     keeps it: a positive int, else ``None``."""
     return value if isinstance(value, int) and value else None

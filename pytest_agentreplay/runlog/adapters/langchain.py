@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ...model import Usage
+from ...neutral import Usage
 from ..entries import (
     Delta,
     Entry,
