@@ -146,9 +146,9 @@ def _load_yaml(text: str, path: str) -> Any:
 
 def _locate(text: str, loc: tuple[str | int, ...]) -> tuple[int, int] | None:
     """Line and column of the field at ``loc`` in the YAML ``text``, if it is there."""
-    from .yaml.load import locate  # noqa: PLC0415 - see above
+    from .yaml.nodes import NodeLocator  # noqa: PLC0415 - see above
 
-    return locate(text, loc)
+    return NodeLocator(text).position(loc)
 
 
 def _fast(text: str) -> Cassette | None:

@@ -20,10 +20,11 @@ from ..cassettes.fields import decode_content
 from ..cassettes.formats.vcrpy import reason_phrase, response_bytes, vcr_text
 from ..cassettes.io import dumps, locked, save
 from ..cassettes.reading import is_regular_file
+from ..cassettes.yaml.comments import comment_lines
 from ..redact import Scrubber, SecretLeakError
 from .analysis import Source, read_source
 from .common import EXIT_FINDINGS, EXIT_OK, CLIError, Output, reading, write_failed
-from .raw_file import comment_lines, raw_document, raw_responses
+from .raw_file import raw_document, raw_responses
 from .redact import build_scrubber, changes, leak_reason, summary
 
 __all__ = ["losses", "run_convert"]

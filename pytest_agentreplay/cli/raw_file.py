@@ -8,7 +8,6 @@ vcrpy replay would send, whether there are YAML comments a rewrite would lose.
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 import zlib
@@ -16,18 +15,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 from .. import jsonparse
 from ..cassettes.formats.detect import Format
 from ..cassettes.io import CassetteFormatError
-from ..cassettes.yaml.load import CassetteLoader, load_yaml
+from ..cassettes.yaml.load import load_yaml
 from .analysis import Source
 
 __all__ = [
-    "Locator",
     "RawResponse",
-    "comment_lines",
     "parse_field_path",
     "raw_document",
     "raw_responses",
@@ -36,7 +31,6 @@ __all__ = [
 
 Loc = tuple[str | int, ...]
 
-_COMMENT = re.compile(r"(?:^|(?<=[ \t]))#", re.MULTILINE)
 _FIELD_PART = re.compile(r"\[(\d+)\]|\.?([^.\[\]]+)")
 # Our field names → the source format's, for the parts of a path that differ.
 _VCR_NAMES = {"url": "uri", "events": "body", "json": "parsed_body", "tail": "body"}
@@ -62,72 +56,6 @@ def parse_field_path(where: str) -> Loc | None:
     for match in _FIELD_PART.finditer(where):
         parts.append(int(match.group(1)) if match.group(1) else match.group(2))
     return tuple(parts)
-
-
-class Locator:
-    """Line and column of fields in a YAML (or JSON) cassette, composed once on first use.
-
-    Header names match case-insensitively (vcrpy files keep ``Content-Type``); a path
-    that leaves the document gives the deepest node found on the way.
-    """
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self._root: yaml.Node | None = None
-        self._composed = False
-
-    def _node(self) -> yaml.Node | None:
-        if not self._composed:
-            self._composed = True
-            try:
-                self._root = yaml.compose(self.text, Loader=CassetteLoader)
-            except (yaml.YAMLError, RecursionError, ValueError):
-                self._root = None
-        return self._root
-
-    def find(self, loc: Loc) -> tuple[int, int] | None:
-        """1-based (line, column) of the deepest node of ``loc``."""
-        node = self._node()
-        if node is None:
-            return None
-        mark = node.start_mark
-        for part in loc:
-            found = _child(node, part)
-            if found is None:
-                break
-            mark, node = found[0].start_mark, found[1]
-        return mark.line + 1, mark.column + 1
-
-
-def _child(node: yaml.Node, part: str | int) -> tuple[yaml.Node, yaml.Node] | None:
-    if isinstance(node, yaml.SequenceNode) and isinstance(part, int):
-        return (node.value[part], node.value[part]) if 0 <= part < len(node.value) else None
-    if isinstance(node, yaml.MappingNode):
-        wanted = str(part).lower()
-        for key, value in node.value:
-            if isinstance(key, yaml.ScalarNode) and str(key.value).lower() == wanted:
-                return key, value
-    return None
-
-
-def comment_lines(text: str) -> int:
-    """How many lines of a YAML document hold a ``#`` comment (a rewrite drops them)."""
-    if "#" not in text:
-        return 0
-    spans: list[tuple[int, int]] = []
-    try:
-        for token in yaml.scan(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-            if isinstance(token, yaml.ScalarToken):
-                spans.append((token.start_mark.index, token.end_mark.index))
-    except yaml.YAMLError:
-        return 0
-    starts = [start for start, _ in spans]
-    lines = set()
-    for match in _COMMENT.finditer(text):
-        at = bisect.bisect_right(starts, match.start()) - 1
-        if at < 0 or spans[at][1] <= match.start():
-            lines.add(text.count("\n", 0, match.start()))
-    return len(lines)
 
 
 # --- the raw document ------------------------------------------------------------------

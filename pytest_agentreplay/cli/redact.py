@@ -18,6 +18,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from ..cassettes.cassette import Cassette, RecordedEvent, RecordedRequest, RecordedResponse
 from ..cassettes.io import CassetteFormatError, detect_format, dumps, loads, locked, save
+from ..cassettes.yaml.comments import comment_lines
 from ..redact import Scrubber, SecretLeakError
 from ..redact.rules import REQUEST_ID_PLACEHOLDER
 from .analysis import decode_source, read_bytes
@@ -31,7 +32,6 @@ from .common import (
     reading,
     write_failed,
 )
-from .raw_file import comment_lines
 
 __all__ = ["Change", "build_scrubber", "changes", "leak_reason", "run_redact"]
 
