@@ -46,12 +46,12 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
     accept_recording_hook(config)
-    from .harness import vcr_fixture
+    from .harness import vcrpy
 
     if _pytest_recording(config):  # its own vcr in its tests, ours in ours
-        config.pluginmanager.register(vcr_fixture.VcrBesidePytestRecording(), "agentreplay-vcr")
+        config.pluginmanager.register(vcrpy.VcrBesidePytestRecording(), "agentreplay-vcr")
     else:
-        config.pluginmanager.register(vcr_fixture.VcrFixture(), "agentreplay-vcr")
+        config.pluginmanager.register(vcrpy.VcrFixture(), "agentreplay-vcr")
     RunState.start(config)
     # Only when xdist distributes: hooks run for every test of every suite, and a plain
     # run has no use for these (a makereport wrapper and a logreport, six calls a test).

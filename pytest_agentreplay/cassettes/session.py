@@ -54,7 +54,7 @@ from .write import CassetteWriteError, WriteResult, write_recorded
 if TYPE_CHECKING:
     from ..neutral import Fault
     from ..redact import Scrubber
-    from .vcr_filters import VcrFilters
+    from .formats.vcrpy import VcrFilters
 
 __all__ = ["CassetteSession"]
 
@@ -93,7 +93,8 @@ class CassetteSession:
     """pytest-recording's file for the test's default cassette, there under that name
     while this cassette is not: a miss names it (:func:`.miss.renaming_hint`)."""
     filters: VcrFilters | None = None
-    """vcrpy's ``filter_*`` / ``before_record_*`` / ``ignore_*`` options (:mod:`.vcr_filters`)."""
+    """vcrpy's ``filter_*`` / ``before_record_*`` / ``ignore_*`` options
+    (:mod:`.formats.vcrpy.filters`)."""
     repeats: bool = False
     """vcrpy's ``allow_playback_repeats``: a request plays its first match, played or not."""
     record_on_exception: bool | None = None

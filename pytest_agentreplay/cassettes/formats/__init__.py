@@ -1,6 +1,6 @@
 """Other tools' cassette formats, converted to cassette data when a file is read.
 
-* :mod:`.vcrpy`: vcrpy / pytest-recording YAML — read (stock PyYAML output,
+* :mod:`.vcrpy.format`: vcrpy / pytest-recording YAML — read (stock PyYAML output,
   crewAI's, pydantic-ai's ``parsed_body``) and written (``agentreplay convert
   --to vcrpy``), and vcrpy's own request / response objects for the bridge that
   records non-httpx clients;

@@ -7,7 +7,7 @@
   :func:`vcr_text` writes a cassette as vcrpy's own loader reads it.
 * Objects: :func:`to_vcr` / :func:`from_vcr` convert one interaction to and from
   vcrpy's ``(Request, response dict)`` pair, for the bridge that records and
-  replays non-httpx clients through vcrpy (:mod:`..vcr_bridge`).
+  replays non-httpx clients through vcrpy (:mod:`.bridge`).
 
 vcrpy keeps a body as one string, so a stream goes out as its events encoded
 (comments kept) followed by any tail: :func:`response_bytes`, the bytes a replay
@@ -23,11 +23,11 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import urlencode
 
-from ...errors import AgentReplayError
-from ...sse import SSEEncoder
-from ..cassette import Cassette, Interaction, RecordedRequest, RecordedResponse
-from ..from_wire import body_fields, request_from_wire, response_fields, response_from_wire
-from .shape import Loc, ShapeError, as_bytes, field, header_map, mapping, parsed_body
+from ....errors import AgentReplayError
+from ....sse import SSEEncoder
+from ...cassette import Cassette, Interaction, RecordedRequest, RecordedResponse
+from ...from_wire import body_fields, request_from_wire, response_fields, response_from_wire
+from ..shape import Loc, ShapeError, as_bytes, field, header_map, mapping, parsed_body
 
 __all__ = [
     "UnrecordableRequestError",

@@ -25,10 +25,10 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..errors import AgentReplayError
-from .cassette import Interaction, RecordedRequest, RecordedResponse
-from .fields import join_headers
-from .from_wire import response_from_wire
+from ....errors import AgentReplayError
+from ...cassette import Interaction, RecordedRequest, RecordedResponse
+from ...fields import join_headers
+from ...from_wire import response_from_wire
 
 __all__ = ["LOOPBACK_NAMES", "VcrFilterError", "VcrFilters"]
 
@@ -69,7 +69,7 @@ class VcrFilters:
             return None
         if _request_state(filtered) == _request_state(original):
             return recorded
-        from .formats.vcrpy import vcr_request  # noqa: PLC0415 - vcrpy is optional
+        from .format import vcr_request  # noqa: PLC0415 - vcrpy is optional
 
         return vcr_request(filtered)
 
@@ -147,7 +147,7 @@ def _run(chain: list[Filter], value: Any) -> Any:
 
 
 def _vcr_request(recorded: RecordedRequest) -> Any:
-    from .formats.vcrpy import vcr_request_object  # noqa: PLC0415 - vcrpy is optional
+    from .format import vcr_request_object  # noqa: PLC0415 - vcrpy is optional
 
     return vcr_request_object(recorded)
 
@@ -162,7 +162,7 @@ def _filter_response(chain: list[Filter], interaction: Interaction) -> RecordedR
     was edited."""
     from vcr.util import CaseInsensitiveDict  # noqa: PLC0415 - vcrpy is optional
 
-    from .formats.vcrpy import vcr_response  # noqa: PLC0415 - vcrpy is optional
+    from .format import vcr_response  # noqa: PLC0415 - vcrpy is optional
 
     original = vcr_response(interaction.response)
     given = copy.deepcopy(original)
@@ -182,7 +182,7 @@ def _filter_response(chain: list[Filter], interaction: Interaction) -> RecordedR
 
 
 def _response_parts(result: Any) -> tuple[int, list[tuple[str, str]], bytes]:
-    from .formats.vcrpy import response_parts  # noqa: PLC0415 - vcrpy is optional
+    from .format import response_parts  # noqa: PLC0415 - vcrpy is optional
 
     try:
         return response_parts(result)

@@ -1,0 +1,69 @@
+"""vcrpy compatibility: the one home of vcrpy's cassette format and of vcrpy itself.
+
+Everything the package knows of vcrpy / pytest-recording cassettes, and every use
+of the ``vcr`` library, is in this folder; the rest of the package asks the names
+re-exported here (import-linter contracts keep it so: nothing else imports ``vcr``
+or one of these modules). Its pytest side — vcrpy's ``VCR()`` keys in the marker
+and ``agentreplay_config``, pytest-recording's ``vcr`` fixture — is
+:mod:`pytest_agentreplay.harness.vcrpy`.
+
+* :mod:`.format`: vcrpy's YAML files, read (stock PyYAML output, crewAI's,
+  pydantic-ai's ``parsed_body``) into our cassette data and written
+  (``agentreplay convert --to vcrpy``); one interaction to and from vcrpy's
+  ``(Request, response dict)`` pair;
+* :mod:`.bridge`: vcrpy recording and replaying the clients the plugin does not
+  hook itself (requests, urllib3, old aiohttp) into the test's cassette;
+* :mod:`.filters`: vcrpy's ``filter_*`` / ``before_record_*`` / ``ignore_*``
+  options, run by vcrpy's own filter functions on vcrpy's own objects.
+"""
+
+from __future__ import annotations
+
+from .bridge import (
+    SKIPPED_HINT,
+    VCRPY_FLOOR,
+    BridgedSession,
+    VcrpyVersionError,
+    available,
+    clients_imported,
+    require_vcrpy,
+    too_old,
+    vcr_cassette,
+)
+from .filters import VcrFilterError, VcrFilters
+from .format import (
+    UnrecordableRequestError,
+    from_vcr,
+    from_vcr_data,
+    reason_phrase,
+    response_bytes,
+    to_vcr,
+    vcr_request,
+    vcr_response,
+    vcr_text,
+    vcr_versioned,
+)
+
+__all__ = [
+    "SKIPPED_HINT",
+    "VCRPY_FLOOR",
+    "BridgedSession",
+    "UnrecordableRequestError",
+    "VcrFilterError",
+    "VcrFilters",
+    "VcrpyVersionError",
+    "available",
+    "clients_imported",
+    "from_vcr",
+    "from_vcr_data",
+    "reason_phrase",
+    "require_vcrpy",
+    "response_bytes",
+    "to_vcr",
+    "too_old",
+    "vcr_cassette",
+    "vcr_request",
+    "vcr_response",
+    "vcr_text",
+    "vcr_versioned",
+]
