@@ -43,9 +43,9 @@ from .cassette import Cassette, cassette_from_data
 from .checks import CassetteValueError
 from .fields import CASSETTE_VERSION, looks_canonical
 from .formats.detect import Format, detect_data, detect_text
+from .formats.errors import ShapeError
 from .formats.http_snapshot import from_http_snapshot
 from .formats.raw_sse import from_raw_sse
-from .formats.shape import ShapeError
 from .formats.vcrpy import from_vcr_data, vcr_versioned
 from .normal import normalized
 from .reading import read_file

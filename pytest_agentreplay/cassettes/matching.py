@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentReplayError
 from ..jsondiff import Mask, json_diff, render, similarity, string_pair
+from .formats import vcrpy
 from .match_parts import (
     BUILTIN_PARTS,
     BodyMatcher,
@@ -86,9 +87,9 @@ __all__ = [
 ]
 
 MATCH_ON_DEFAULT: tuple[str, ...] = ("method", "host", "path", "body")
-VCRPY_MATCH_ON: tuple[str, ...] = ("method", "scheme", "host", "path", "query")
-"""The default for a vcrpy / pytest-recording cassette: vcrpy's own default (method and
-URI, no body), in recorded order; the port is ignored here as everywhere."""
+VCRPY_MATCH_ON = vcrpy.MATCH_ON
+"""The default for a vcrpy / pytest-recording cassette (vcrpy's home keeps it:
+:data:`~.formats.vcrpy.format.MATCH_ON`)."""
 MATCHERS: dict[str, Matcher] = {name: part.key for name, part in BUILTIN_PARTS.items()}
 """The built-in key parts by name (see the module docs)."""
 

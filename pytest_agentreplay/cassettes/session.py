@@ -42,9 +42,10 @@ from ..transport.router import HTTPRequest, Router
 from . import io as cassette_io
 from .calls import ReplayedCall, live_call, played_whole, replayed_outcome
 from .cassette import Interaction, RecordedRequest
+from .formats import vcrpy
 from .from_wire import request_from_wire
 from .ledger import RunLedger
-from .matching import MATCH_ON_DEFAULT, VCRPY_MATCH_ON, Index
+from .matching import MATCH_ON_DEFAULT, Index
 from .miss import CassetteMiss, cassette_miss
 from .modes import RECORDING_MODES, REPLAYING_MODES
 from .record import DEFAULT_MAX_BODY_BYTES, UNNUMBERED, LiveRecorder
@@ -118,7 +119,7 @@ class CassetteSession:
         self.interactions: list[Interaction] = [] if loaded is None else loaded.interactions
         match_on = self.match_on
         if match_on is None and source == "vcrpy":
-            match_on = VCRPY_MATCH_ON  # "loads unchanged" means "matches the same" (issue 20)
+            match_on = vcrpy.MATCH_ON  # "loads unchanged" means "matches the same" (issue 20)
         if self.more_match_on:
             match_on = _more(MATCH_ON_DEFAULT if match_on is None else match_on, self.more_match_on)
         self.index = Index([], **({} if match_on is None else {"match_on": match_on}))

@@ -1,22 +1,22 @@
-"""A cassette file as written: its raw document, line numbers, YAML comments, stored headers.
+"""A cassette file as written: its raw document, its stored responses, where our fields are.
 
 The cassette loader turns every format into our model and drops what a replayer
 recomputes (``content-length``, a decoded body's ``content-encoding``). ``lint``
-and ``convert`` also need the file as it is: which line a field is on, what a
-vcrpy replay would send, whether there are YAML comments a rewrite would lose.
+and ``convert`` also need the file as it is: where a field is, what the other
+tool's replay would send. The home of each foreign format knows its own layout
+(:func:`~..cassettes.formats.detect.foreign_file`); this module asks it.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .. import jsonparse
-from ..cassettes.formats.detect import Format
+from ..cassettes.formats.detect import Format, foreign_file
 from ..cassettes.io import CassetteFormatError
 from ..cassettes.yaml.load import load_yaml
 from .analysis import Source
@@ -32,20 +32,13 @@ __all__ = [
 Loc = tuple[str | int, ...]
 
 _FIELD_PART = re.compile(r"\[(\d+)\]|\.?([^.\[\]]+)")
-# Our field names → the source format's, for the parts of a path that differ.
-_VCR_NAMES = {"url": "uri", "events": "body", "json": "parsed_body", "tail": "body"}
-_SNAPSHOT_NAMES = {"status": "status_code", "events": "body", "json": "body", "tail": "body"}
 
 
 def source_loc(fmt: Format, index: int, *rest: str | int) -> Loc:
-    """Where ``interactions[index].<rest>`` (our layout) is in a file of format ``fmt``."""
-    if fmt == "agentreplay":
-        return ("interactions", index, *rest)
-    names = _VCR_NAMES if fmt == "vcrpy" else _SNAPSHOT_NAMES
-    mapped = tuple(names.get(p, p) if isinstance(p, str) else p for p in rest)
-    if fmt == "vcrpy":
-        return ("interactions", index, *mapped)
-    return (index, *mapped)
+    """Where ``interactions[index].<rest>`` (our layout) is in a file of format ``fmt``
+    (the home of a foreign format knows its field names)."""
+    home = foreign_file(fmt)
+    return ("interactions", index, *rest) if home is None else home.source_loc(index, *rest)
 
 
 def parse_field_path(where: str) -> Loc | None:
@@ -97,47 +90,14 @@ def _headers(raw: Any) -> dict[str, str]:
     return {str(name).lower(): _first(value) for name, value in raw.items()}
 
 
-def _as_bytes(value: Any) -> bytes:
-    return value if isinstance(value, bytes) else str(value).encode("utf-8")
-
-
-def _vcr_sent(response: Mapping[str, Any]) -> tuple[bytes | None, bool]:
-    if "parsed_body" in response:  # pydantic-ai's serializer: json.dumps on load
-        return json.dumps(response["parsed_body"]).encode("utf-8"), False
-    body = response.get("body")
-    if isinstance(body, Mapping):
-        body = body.get("string")
-    return (b"" if body is None else _as_bytes(body)), True
-
-
-def _snapshot_sent(response: Mapping[str, Any]) -> tuple[bytes | None, bool]:
-    body = response.get("body")
-    if body is None:
-        return b"", True
-    if isinstance(body, str):
-        return body.encode("utf-8"), True
-    return json.dumps(body).encode("utf-8"), False
-
-
-def _pairs(document: Any, fmt: Format) -> Iterator[tuple[int, Mapping[str, Any]]]:
-    items = document.get("interactions") if isinstance(document, Mapping) else document
-    if not isinstance(items, list):
-        return
-    for index, item in enumerate(items):
-        response = item.get("response") if isinstance(item, Mapping) else None
-        if isinstance(response, Mapping):
-            yield index, response
-
-
 def raw_responses(source: Source) -> list[RawResponse]:
     """The stored responses of a vcrpy or http-snapshot file, as the file has them."""
-    if source.format not in ("vcrpy", "http-snapshot"):
+    home = foreign_file(source.format)
+    if home is None:
         return []
-    document = raw_document(source)
-    sent_of = _vcr_sent if source.format == "vcrpy" else _snapshot_sent
     out = []
-    for index, response in _pairs(document, source.format):
-        sent, raw_body = sent_of(response)
+    for index, response in home.stored_responses(raw_document(source)):
+        sent, raw_body = home.sent_body(response)
         out.append(RawResponse(index, _headers(response.get("headers")), sent, raw_body))
     return out
 

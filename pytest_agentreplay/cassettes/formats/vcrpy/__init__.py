@@ -7,14 +7,17 @@ or one of these modules). Its pytest side — vcrpy's ``VCR()`` keys in the mark
 and ``agentreplay_config``, pytest-recording's ``vcr`` fixture — is
 :mod:`pytest_agentreplay.harness.vcrpy`.
 
-* :mod:`.format`: vcrpy's YAML files, read (stock PyYAML output, crewAI's,
-  pydantic-ai's ``parsed_body``) into our cassette data and written
-  (``agentreplay convert --to vcrpy``); one interaction to and from vcrpy's
-  ``(Request, response dict)`` pair;
+* :mod:`.format`: vcrpy's YAML files, told from ours, read (stock PyYAML output,
+  crewAI's, pydantic-ai's ``parsed_body``) into our cassette data, seen as written
+  (for ``lint`` and ``convert``), and written (``agentreplay convert --to vcrpy``);
+  vcrpy's default matching;
+* :mod:`.objects`: one interaction to and from vcrpy's ``(Request, response dict)``
+  pair;
 * :mod:`.bridge`: vcrpy recording and replaying the clients the plugin does not
   hook itself (requests, urllib3, old aiohttp) into the test's cassette;
 * :mod:`.filters`: vcrpy's ``filter_*`` / ``before_record_*`` / ``ignore_*``
-  options, run by vcrpy's own filter functions on vcrpy's own objects.
+  options, run by vcrpy's own filter functions on vcrpy's own objects;
+* :mod:`.errors`: what goes wrong with each.
 """
 
 from __future__ import annotations
@@ -23,28 +26,32 @@ from .bridge import (
     SKIPPED_HINT,
     VCRPY_FLOOR,
     BridgedSession,
-    VcrpyVersionError,
     available,
     clients_imported,
     require_vcrpy,
     too_old,
     vcr_cassette,
 )
-from .filters import VcrFilterError, VcrFilters
+from .errors import UnrecordableRequestError, VcrFilterError, VcrpyVersionError
+from .filters import VcrFilters
 from .format import (
-    UnrecordableRequestError,
-    from_vcr,
+    FIELD_NAMES,
+    MATCH_ON,
     from_vcr_data,
-    reason_phrase,
-    response_bytes,
-    to_vcr,
-    vcr_request,
-    vcr_response,
+    reshaped,
+    sent_body,
+    sniff,
+    sniff_data,
+    source_loc,
+    stored_responses,
     vcr_text,
     vcr_versioned,
 )
+from .objects import from_vcr, reason_phrase, response_bytes, to_vcr, vcr_request, vcr_response
 
 __all__ = [
+    "FIELD_NAMES",
+    "MATCH_ON",
     "SKIPPED_HINT",
     "VCRPY_FLOOR",
     "BridgedSession",
@@ -58,7 +65,13 @@ __all__ = [
     "from_vcr_data",
     "reason_phrase",
     "require_vcrpy",
+    "reshaped",
     "response_bytes",
+    "sent_body",
+    "sniff",
+    "sniff_data",
+    "source_loc",
+    "stored_responses",
     "to_vcr",
     "too_old",
     "vcr_cassette",

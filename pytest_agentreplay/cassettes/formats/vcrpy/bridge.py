@@ -2,7 +2,7 @@
 aiohttp before 3.12) through vcrpy, into the same cassette, under the same marker.
 
 This is the bridge only (vcrpy's persister and patching); converting between
-vcrpy's objects and ours is :mod:`.format`'s. It drives the test's cassette session
+vcrpy's objects and ours is :mod:`.objects`'s. It drives the test's cassette session
 through the few methods of :class:`BridgedSession` (the session plays, refuses and
 stores; the bridge knows no more of it).
 
@@ -30,10 +30,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ....errors import AgentReplayError
+from .errors import UnrecordableRequestError, VcrpyVersionError
+from .objects import from_vcr, to_vcr, vcr_request
 
-# The format conversions are imported when vcrpy is really used: the plugin asks this
-# module on every test whether vcrpy is wanted.
 if TYPE_CHECKING:
     from ...cassette import Interaction, RecordedRequest
 
@@ -43,7 +42,6 @@ __all__ = [
     "VCRPY_FLOOR",
     "BridgedSession",
     "SessionPersister",
-    "VcrpyVersionError",
     "available",
     "clients_imported",
     "require_vcrpy",
@@ -57,10 +55,6 @@ the vcrpy-facing tests on each release from 8.2.0 (docs/migrating.md, issue 26):
 ``skip_patchers`` (which keeps vcrpy off the clients the plugin hooks itself) and
 ``replace_body_parameters(recursive=)`` (``filter_nested_post_data_parameters``)
 first came in 9.4.2; 8.2.x also lacks urllib3 2's ``response.json()`` on replay."""
-
-
-class VcrpyVersionError(AgentReplayError):
-    """The installed vcrpy is older than :data:`VCRPY_FLOOR`."""
 
 
 class BridgedSession(Protocol):
@@ -200,8 +194,6 @@ class SessionPersister:
     def save_cassette(
         self, cassette_path: str, cassette_dict: dict[str, Any], serializer: Any
     ) -> None:
-        from .format import UnrecordableRequestError, from_vcr
-
         pairs = zip(cassette_dict["requests"], cassette_dict["responses"], strict=True)
         for request, response in pairs:
             try:
@@ -284,8 +276,6 @@ def _play_from_session(cassette: Any, session: BridgedSession) -> None:
     """
     from vcr.errors import UnhandledHTTPRequestError
 
-    from .format import to_vcr, vcr_request
-
     taken: dict[int, tuple[Any, dict[str, Any]]] = {}
 
     def take(request: Any) -> dict[str, Any] | None:
@@ -319,8 +309,6 @@ def _miss_like_httpx(cassette: Any, session: BridgedSession) -> None:
     answering it with the session's :class:`~...miss.CassetteMiss` (a
     ``BaseException`` naming the test, with the usual diagnosis) fails the test at once.
     """
-    from .format import vcr_request
-
     original = cassette.filter_request
 
     def filter_or_refuse(request: Any) -> Any:

@@ -1,72 +1,96 @@
-"""The vcrpy / pytest-recording format, both ways, in one place.
+"""vcrpy / pytest-recording cassette files: told apart, read, and written.
 
-* Files: :func:`from_vcr_data` reads a vcrpy cassette's parsed YAML (stock PyYAML
+* Telling: :func:`sniff` (from the text: the first request's URL key is ``uri``,
+  ours is ``url``) and :func:`sniff_data` (from parsed data).
+* Reading: :func:`from_vcr_data` reads a vcrpy cassette's parsed YAML (stock PyYAML
   output as crewAI writes it, pydantic-ai's serializer with ``parsed_body``) into
   our layout — ``uri``, ``status: {code, message}``, list-valued headers, ``body:
-  {string: ...}`` (``!!binary`` for bytes), an SSE body split into events;
-  :func:`vcr_text` writes a cassette as vcrpy's own loader reads it.
-* Objects: :func:`to_vcr` / :func:`from_vcr` convert one interaction to and from
-  vcrpy's ``(Request, response dict)`` pair, for the bridge that records and
-  replays non-httpx clients through vcrpy (:mod:`.bridge`).
-
-vcrpy keeps a body as one string, so a stream goes out as its events encoded
-(comments kept) followed by any tail: :func:`response_bytes`, the bytes a replay
-sends. PyYAML is imported only to write.
+  {string: ...}`` (``!!binary`` for bytes), an SSE body split into events; vcrpy's
+  default matching is :data:`MATCH_ON`.
+* The file as written, for ``lint`` and ``convert``: where one of our fields is in
+  it (:func:`source_loc`), the bytes vcrpy replays for a stored response
+  (:func:`sent_body`), what reading it reshapes (:func:`reshaped`).
+* Writing: :func:`vcr_text` writes a cassette as vcrpy's own loader reads it.
+  PyYAML is imported only to write.
 """
 
 from __future__ import annotations
 
 import functools
-import http
 import json
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
-from urllib.parse import urlencode
 
-from ....errors import AgentReplayError
-from ....sse import SSEEncoder
-from ...cassette import Cassette, Interaction, RecordedRequest, RecordedResponse
-from ...from_wire import body_fields, request_from_wire, response_fields, response_from_wire
-from ..shape import Loc, ShapeError, as_bytes, field, header_map, mapping, parsed_body
+from ...cassette import Cassette, Interaction
+from ...from_wire import body_fields, response_fields
+from ..errors import ShapeError
+from ..shape import (
+    Loc,
+    Reshaped,
+    as_bytes,
+    field,
+    header_map,
+    mapping,
+    parsed_body,
+    renamed,
+    repeated_headers,
+)
+from .objects import reason_phrase, vcr_response
 
 __all__ = [
-    "UnrecordableRequestError",
-    "from_vcr",
+    "FIELD_NAMES",
+    "MATCH_ON",
     "from_vcr_data",
-    "reason_phrase",
-    "response_bytes",
-    "response_parts",
-    "to_vcr",
-    "vcr_request",
-    "vcr_request_object",
-    "vcr_response",
+    "reshaped",
+    "sent_body",
+    "sniff",
+    "sniff_data",
+    "source_loc",
+    "stored_responses",
     "vcr_text",
     "vcr_versioned",
 ]
 
+MATCH_ON: tuple[str, ...] = ("method", "scheme", "host", "path", "query")
+"""The default match of a vcrpy / pytest-recording cassette: vcrpy's own default
+(method and URI, no body), in recorded order; the port is ignored here as everywhere."""
+
+FIELD_NAMES = {"url": "uri", "events": "body", "json": "parsed_body", "tail": "body"}
+"""Our field names, as a vcrpy file names the field that holds the same thing."""
+
 _NO_WRAP = 1 << 30  # PyYAML's line width: never fold a line
+# The request's own url / uri key: where PyYAML and our writer put it first, then anywhere.
+_URL_KEYS = (
+    re.compile(r"^ {4}(uri|url):", re.MULTILINE),
+    re.compile(r"^[ \t]*(?:- )?(uri|url):", re.MULTILINE),
+)
+_JSON_URL_KEY = re.compile(r'(?<!\\)"(uri|url)"\s*:')
+"""The request's URL key in a JSON document (vcrpy's ``serializer="json"``); a key
+inside a JSON-encoded body string has its quotes escaped and does not match."""
 
 
-class UnrecordableRequestError(AgentReplayError):
-    """A request vcrpy handed over whose body is an object we cannot turn into the bytes
-    the client sent (an aiohttp ``FormData``, a payload object)."""
+# --- telling a vcrpy file from ours ----------------------------------------------------
 
 
-def response_bytes(response: RecordedResponse) -> bytes:
-    """The body bytes a replay sends: events encoded (comments kept) plus any tail."""
-    if response.events is None:
-        return response.content()
-    encoder = SSEEncoder(comments=True)
-    body = b"".join(encoder.encode(event) for event in response.sse_events())
-    return body + (response.tail or "").encode("utf-8")
+def sniff(head: str, text: str) -> bool:
+    """Whether ``text`` (``head``: it without a BOM and leading blank lines) is a vcrpy
+    file: its first request URL key is vcrpy's ``uri``, not our ``url``."""
+    patterns = (_JSON_URL_KEY,) if head.startswith("{") else _URL_KEYS
+    for pattern in patterns:
+        match = pattern.search(text)
+        if match is not None:
+            return match.group(1) == "uri"
+    return False
 
 
-def reason_phrase(status: int) -> str:
-    """The standard reason phrase of ``status`` (vcrpy stores one); empty if none."""
+def sniff_data(data: Any) -> bool:
+    """Whether parsed cassette data is vcrpy's: its first request has a ``uri``."""
     try:
-        return http.HTTPStatus(status).phrase
-    except ValueError:
-        return ""
+        request = data["interactions"][0]["request"]
+    except (KeyError, IndexError, TypeError):
+        return False
+    return isinstance(request, Mapping) and "uri" in request
 
 
 # --- reading files ---------------------------------------------------------------------
@@ -160,6 +184,51 @@ def vcr_versioned(data: Any, text: str) -> Any:
     return {**data, "version": 1}
 
 
+# --- the file as written ---------------------------------------------------------------
+
+
+def source_loc(index: int, *rest: str | int) -> Loc:
+    """Where ``interactions[index].<rest>`` (our layout) is in a vcrpy file."""
+    return ("interactions", index, *renamed(rest, FIELD_NAMES))
+
+
+def stored_responses(document: Any) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    """The responses of a vcrpy file's parsed document, by interaction index."""
+    items = document.get("interactions") if isinstance(document, Mapping) else None
+    for index, item in enumerate(items if isinstance(items, list) else ()):
+        response = item.get("response") if isinstance(item, Mapping) else None
+        if isinstance(response, Mapping):
+            yield index, response
+
+
+def sent_body(response: Mapping[str, Any]) -> tuple[bytes | None, bool]:
+    """The body bytes vcrpy replays for a stored response, and whether they are the
+    stored body itself (``False``: re-serialized from pydantic-ai's ``parsed_body``)."""
+    if "parsed_body" in response:  # pydantic-ai's serializer: json.dumps on load
+        return json.dumps(response["parsed_body"]).encode("utf-8"), False
+    body = response.get("body")
+    if isinstance(body, Mapping):
+        body = body.get("string")
+    return (b"" if body is None else as_bytes(body)), True
+
+
+def reshaped(document: Any) -> Reshaped:
+    """What reading a vcrpy file changes: repeated headers (joined with ``, ``) and
+    status reason phrases that are not the standard one (not kept)."""
+    items = document.get("interactions") if isinstance(document, Mapping) else None
+    items = [i for i in items if isinstance(i, Mapping)] if isinstance(items, list) else []
+    phrases = 0
+    for item in items:
+        response = item.get("response")
+        status = response.get("status") if isinstance(response, Mapping) else None
+        if isinstance(status, Mapping) and status.get("message") != reason_phrase(
+            status.get("code", 0)
+        ):
+            phrases += 1
+    sides = [item.get(side) for item in items for side in ("request", "response")]
+    return Reshaped(repeated_headers=repeated_headers(sides), reason_phrases=phrases)
+
+
 # --- writing files ---------------------------------------------------------------------
 
 
@@ -218,117 +287,4 @@ def vcr_text(cassette: Cassette) -> str:
         allow_unicode=True,
         width=_NO_WRAP,
         default_flow_style=False,
-    )
-
-
-# --- vcrpy's objects (the bridge) ------------------------------------------------------
-
-
-def to_vcr(interaction: Interaction) -> tuple[Any, dict[str, Any]]:
-    """One of our interactions as vcrpy's (Request, response dict), as vcrpy plays it.
-
-    The response carries a ``content-length`` of its body when it announces none: a
-    cassette keeps no wire-only header, and vcrpy replays the one it stored (which
-    its ``decode_compressed_response`` sets to the decoded length), so a client of the
-    bridge (requests, urllib3, botocore) saw the header under pytest-recording and
-    suites compare it (issue 26: pydantic-ai's botocore error metadata)."""
-    response = vcr_response(interaction.response)
-    headers = response["headers"]
-    if not any(name.lower() == "content-length" for name in headers):
-        headers["content-length"] = [str(len(response["body"]["string"]))]
-    return vcr_request_object(interaction.request), response
-
-
-def vcr_request_object(request: RecordedRequest) -> Any:
-    """One of our requests as vcrpy's ``Request``."""
-    from vcr.request import Request  # noqa: PLC0415 - vcrpy is optional
-
-    return Request(request.method, request.url, request.content() or None, dict(request.headers))
-
-
-def vcr_response(response: RecordedResponse) -> dict[str, Any]:
-    """One of our responses as vcrpy's dict: ``status``, list-valued ``headers`` and
-    the body bytes a replay sends as ``body.string``."""
-    return {
-        "status": {"code": response.status, "message": reason_phrase(response.status)},
-        "headers": {name: [value] for name, value in response.headers.items()},
-        "body": {"string": response_bytes(response)},
-    }
-
-
-def response_parts(response: Mapping[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:
-    """vcrpy's response dict as status, header pairs and body bytes; ``KeyError``,
-    ``TypeError``, ``ValueError`` or ``AttributeError`` for a dict not of its shape."""
-    return (
-        int(response["status"]["code"]),
-        _pairs(response.get("headers")),
-        _bytes((response.get("body") or {}).get("string")),
-    )
-
-
-def _pairs(headers: Any) -> list[tuple[str, str]]:
-    """vcrpy headers (values are lists) as name/value pairs."""
-    pairs: list[tuple[str, str]] = []
-    for key, value in dict(headers or {}).items():
-        values = value if isinstance(value, (list, tuple)) else [value]
-        pairs.extend((str(key), str(v)) for v in values)
-    return pairs
-
-
-def _bytes(value: Any) -> bytes:
-    """A response body as vcrpy keeps it (text or bytes)."""
-    if value is None:
-        return b""
-    return value.encode("utf-8") if isinstance(value, str) else bytes(value)
-
-
-def _request_body(body: Any, headers: list[tuple[str, str]]) -> bytes:
-    """The bytes a request body vcrpy holds stands for, as the client sent them.
-
-    vcrpy keeps what the client was given, not what it sent: aiohttp's ``json=`` is
-    the dict itself (``bytes(dict)`` crashed the write at teardown and nothing was
-    saved: issue 18), ``data=`` a dict or pairs of form fields, an upload a file or
-    its chunks. A dict or list is written as aiohttp writes ``json=`` (``json.dumps``)
-    and the JSON content type is added when the client set none; pairs of fields are
-    form-encoded, as aiohttp sends them.
-    """
-    if body is None or isinstance(body, (str, bytes, bytearray, memoryview)):
-        return _bytes(body)
-    if hasattr(body, "read"):  # a file (vcrpy hands it back as a BytesIO)
-        return _bytes(body.read())
-    if isinstance(body, (list, tuple)) and body and all(_field(item) for item in body):
-        _add_type(headers, "application/x-www-form-urlencoded")
-        return urlencode([(str(k), v) for k, v in body]).encode("ascii")
-    if isinstance(body, (Mapping, list, tuple)):
-        _add_type(headers, "application/json")
-        return json.dumps(body).encode("utf-8")
-    if isinstance(body, Iterator):  # the chunks of an upload vcrpy could not join
-        return b"".join(_bytes(chunk) for chunk in body)
-    raise UnrecordableRequestError(
-        f"a request body of type {type(body).__name__} cannot be recorded or replayed "
-        "through vcrpy (it keeps the object, not the bytes sent); send bytes, text, "
-        "json= or a dict of form fields"
-    )
-
-
-def _field(item: Any) -> bool:
-    return isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
-
-
-def _add_type(headers: list[tuple[str, str]], content_type: str) -> None:
-    if not any(name.lower() == "content-type" for name, _ in headers):
-        headers.append(("content-type", content_type))
-
-
-def vcr_request(request: Any) -> RecordedRequest:
-    """vcrpy's Request in cassette form (before scrubbing)."""
-    headers = _pairs(request.headers)
-    body = _request_body(request.body, headers)
-    return request_from_wire(request.method, request.uri, headers, body)
-
-
-def from_vcr(request: Any, response: dict[str, Any]) -> Interaction:
-    """vcrpy's (Request, response dict) as one of our interactions."""
-    return Interaction(
-        request=vcr_request(request), response=response_from_wire(*response_parts(response))
     )
