@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .cassette import Cassette, RecordedEvent, cassette_from_data
-from .checks import CassetteValueError
+from .errors import CassetteValueError
 from .fields import looks_canonical
 from .reading import MAX_FILE_BYTES
 from .yaml.emit import iter_interactions

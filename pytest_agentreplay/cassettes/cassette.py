@@ -60,7 +60,7 @@ from typing import Any, ClassVar, TypeVar
 from ..sse import SSEEvent
 from ..urls import bare_url
 from . import checks
-from .checks import CassetteValueError
+from .errors import CassetteValueError
 from .fields import CASSETTE_VERSION, StreamEnd, body_bytes, event_to_sse, wire_only_headers
 
 __all__ = [

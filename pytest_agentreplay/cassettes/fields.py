@@ -19,7 +19,8 @@ from typing import Any, Literal, Protocol, get_args
 
 from ..sse import SSEEvent
 from ..transport.encode import StoredEvent
-from .encodings import MAX_DECODED, ContentDecodingError, codings, decode
+from .encodings import MAX_DECODED, codings, decode
+from .errors import ContentDecodingError
 
 __all__ = [
     "CASSETTE_VERSION",

@@ -35,12 +35,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .. import jsonparse
-from ..errors import CassetteFormatError, field_path
+from ..errors import CassetteFormatError, TooDeepError, field_path
 from ..redact import Scrubber as DefaultRules
 from . import atomic as _files
 from .big_file import load_big
 from .cassette import Cassette, cassette_from_data
-from .checks import CassetteValueError
+from .errors import CassetteValueError
 from .fields import CASSETTE_VERSION, looks_canonical
 from .formats.detect import Format, detect_data, detect_text
 from .formats.errors import ShapeError
@@ -234,7 +234,7 @@ def _from_json(text: str, path: str) -> Any:
         raise CassetteFormatError(
             f"not valid JSON: {exc.msg}", path=path, line=exc.lineno, column=exc.colno
         ) from None
-    except jsonparse.TooDeepError as exc:
+    except TooDeepError as exc:
         raise CassetteFormatError(str(exc), path=path) from None
     except ValueError:  # not a JSONDecodeError: an integer Python refuses to read
         raise _long_integer(text, path) from None

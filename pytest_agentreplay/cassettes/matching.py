@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentReplayError
 from ..jsondiff import Mask, json_diff, render, similarity, string_pair
+from .errors import MatchOnError
 from .formats import vcrpy
 from .match_parts import (
     BUILTIN_PARTS,
@@ -97,11 +98,6 @@ RANKED = 50
 """A miss report compares the bodies of at most this many candidates (bounded work)."""
 
 Key = tuple[Hashable, ...]
-
-
-class MatchOnError(AgentReplayError, ValueError):
-    """``match_on`` names an unknown part, or a custom matcher failed or returned an
-    unhashable value."""
 
 
 def _identity(text: str) -> str:

@@ -16,7 +16,8 @@ import json
 from typing import Any
 
 from .cassette import Cassette, Interaction, RecordedEvent, RecordedResponse
-from .checks import CassetteValueError, each, inside, keys
+from .checks import each, inside, keys
+from .errors import CassetteValueError
 
 __all__ = ["EventCheck", "normalized", "same", "same_data", "without_events"]
 

@@ -23,7 +23,8 @@ from ..transport.family import Family
 from ..transport.router import HTTPRequest
 from ..transport.tee import Tee
 from .cassette import Interaction, RecordedEvent, RecordedRequest, RecordedResponse
-from .encodings import BodyDecoder, ContentDecodingError, codings
+from .encodings import BodyDecoder, codings
+from .errors import ContentDecodingError
 from .fields import STREAM_ENDS, normalize_headers, tail
 from .from_wire import request_from_wire, response_from_wire
 

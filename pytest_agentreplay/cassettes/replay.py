@@ -27,15 +27,15 @@ from ..transport.answer import (
     for_stream,
     for_timeout,
 )
-from ..transport.egress import EgressBlocked
 from ..transport.playback import Playback
+from .errors import IncompleteRecordingError
 from .fields import decode_content
 
 if TYPE_CHECKING:  # pydantic models; a recording played as it came loads neither
     from ..neutral import Fault
     from .cassette import Interaction, RecordedEvent, RecordedResponse
 
-__all__ = ["REPLAY_FAULTS", "IncompleteRecordingError", "playback_for", "recorded_reply"]
+__all__ = ["REPLAY_FAULTS", "playback_for", "recorded_reply"]
 
 REPLAY_FAULTS = frozenset({"http", "cut", "timeout", "error_event", "empty"})
 """Fault kinds a replayed call can be failed with (``stall`` needs a fake model's
@@ -46,15 +46,6 @@ _SKIP_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encod
 # the connection fails the way it failed (a hang-up or an interrupted recording
 # has no ending of its own: the client sees the connection drop).
 _RECORDED_FAULT = {"cut": "cut", "timeout": "timeout", "cancelled": "cut", "incomplete": "cut"}
-
-
-class IncompleteRecordingError(EgressBlocked):
-    """The recording was interrupted (Ctrl-C) before its body ended.
-
-    A ``BaseException`` (through :class:`~..transport.egress.EgressBlocked`), like a cassette
-    miss: SDK retry loops catch ``Exception`` and would turn it into a vague
-    connection error after retries, when the test should fail at once.
-    """
 
 
 def _headers(response: RecordedResponse) -> list[tuple[str, str]]:

@@ -42,15 +42,16 @@ from ..transport.router import HTTPRequest, Router
 from . import io as cassette_io
 from .calls import ReplayedCall, live_call, played_whole, replayed_outcome
 from .cassette import Interaction, RecordedRequest
+from .errors import CassetteMiss, CassetteWriteError
 from .formats import vcrpy
 from .from_wire import request_from_wire
 from .ledger import RunLedger
 from .matching import MATCH_ON_DEFAULT, Index
-from .miss import CassetteMiss, cassette_miss
+from .miss import cassette_miss
 from .modes import RECORDING_MODES, REPLAYING_MODES
 from .record import DEFAULT_MAX_BODY_BYTES, UNNUMBERED, LiveRecorder
 from .replay import REPLAY_FAULTS, playback_for
-from .write import CassetteWriteError, WriteResult, write_recorded
+from .write import WriteResult, write_recorded
 
 if TYPE_CHECKING:
     from ..neutral import Fault

@@ -27,7 +27,8 @@ from collections.abc import Callable, Sequence
 
 from .._version import __version__
 from ..cassettes.modes import RECORD_MODES
-from .common import EXIT_ERROR, LINT_CHECKS, CLIError, Output, OutputError
+from .common import EXIT_ERROR, LINT_CHECKS, Output
+from .errors import CLIError, OutputError
 
 __all__ = ["build_parser", "main"]
 

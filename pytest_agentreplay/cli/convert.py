@@ -24,7 +24,8 @@ from ..cassettes.reading import is_regular_file
 from ..cassettes.yaml.comments import comment_lines
 from ..redact import Scrubber, SecretLeakError
 from .analysis import Source, read_source
-from .common import EXIT_FINDINGS, EXIT_OK, CLIError, Output, reading, write_failed
+from .common import EXIT_FINDINGS, EXIT_OK, Output, reading, write_failed
+from .errors import CLIError
 from .raw_file import raw_document, raw_responses
 from .redact import build_scrubber, changes, leak_reason, summary
 

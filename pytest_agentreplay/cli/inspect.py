@@ -12,7 +12,8 @@ from ..redact import default_scrubber
 from .analysis import Source, View, error_summary, event_label, read_source, timings
 from .analysis import type_counts as _type_counts
 from .analysis import views as _views
-from .common import EXIT_OK, CLIError, Output, reading
+from .common import EXIT_OK, Output, reading
+from .errors import CLIError
 
 __all__ = ["run_fold", "run_inspect"]
 

@@ -26,12 +26,12 @@ from .common import (
     EXIT_ERROR,
     EXIT_FINDINGS,
     EXIT_OK,
-    CLIError,
     Output,
     cassette_files,
     reading,
     write_failed,
 )
+from .errors import CLIError
 
 __all__ = ["Change", "build_scrubber", "changes", "leak_reason", "run_redact"]
 

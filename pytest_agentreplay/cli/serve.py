@@ -38,17 +38,16 @@ from types import FrameType
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..cassettes.miss import CassetteMiss
-from ..cassettes.replay import IncompleteRecordingError
+from ..cassettes.errors import CassetteMiss, CassetteWriteError, IncompleteRecordingError
 from ..cassettes.session import CassetteSession
-from ..cassettes.write import CassetteWriteError
 from ..errors import AgentReplayError
 from ..providers import detect
 from ..redact import Scrubber, SecretLeakError, default_scrubber
 from ..transport.playback import Playback
 from ..transport.router import HTTPRequest, Router, intercepting
 from ..transport.server import ModelServer
-from .common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, CLIError, Output
+from .common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Output
+from .errors import CLIError
 from .redact import leak_reason
 
 __all__ = ["PROVIDER_ORIGINS", "run_serve"]

@@ -38,6 +38,7 @@ from ..transport.chunking import ChunkingSpec, resolve_chunking
 from ..transport.gate import Gate
 from ..transport.playback import Playback
 from ..transport.router import Deferred, HTTPRequest
+from .errors import UnexpectedModelCall
 from .listening import FakeServer
 from .messages import held_problem, interrupt_problem, show
 from .script import (
@@ -47,7 +48,6 @@ from .script import (
     Respond,
     Script,
     ScriptItem,
-    UnexpectedModelCall,
 )
 from .serving import Serving
 

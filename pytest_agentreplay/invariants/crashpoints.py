@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from ..jsondiff import format_path, json_diff
 from ..neutral import Fault, Reply, Request, ToolCall
 from ..snapshot import snapshot_view
+from .errors import CRASH_CODES, CrashDivergence, CrashPoint, SimulatedCrash
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
@@ -57,40 +58,6 @@ __all__ = [
 
 R = TypeVar("R")
 
-CRASH_CODES: dict[str, str] = {
-    "AR-CRASH-001": "after resuming, the state differs from the uninterrupted run's",
-    "AR-CRASH-002": "resuming after the crash raised an exception",
-    "AR-CRASH-003": "the runtime swallowed the simulated crash and carried on",
-    "AR-CRASH-004": "the run ended before the crash point: it is not deterministic",
-    "AR-CRASH-005": "two uninterrupted runs ended in different states: the run is not "
-    "deterministic",
-    "AR-CRASH-006": "a resumed run sent a model request the uninterrupted run never sent",
-}
-"""The stable error codes of :class:`CrashDivergence`, and what each means."""
-
-
-class SimulatedCrash(BaseException):
-    """Raised at a crash point: the process "dies" here.
-
-    A ``BaseException``, like ``KeyboardInterrupt``, so that a runtime's
-    ``except Exception`` cannot swallow it — a real crash runs no handler.
-    """
-
-    def __init__(self, point: CrashPoint) -> None:
-        super().__init__(f"simulated crash after {point.describe()}")
-        self.point = point
-
-
-@dataclass(frozen=True)
-class CrashPoint:
-    """A place where a run can crash: the ``index``-th checkpoint (0-based) and its label."""
-
-    index: int
-    label: str
-
-    def describe(self) -> str:
-        return f"step {self.index} ({self.label})" if self.label else f"step {self.index}"
-
 
 class Checkpoint:
     """The callable a run calls after each durable step: ``checkpoint("intent saved")``.
@@ -110,37 +77,6 @@ class Checkpoint:
         if point.index == self.crash_at:
             self.crashed = point
             raise SimulatedCrash(point)
-
-
-class CrashDivergence(AssertionError):  # noqa: N818 - reads as what it reports
-    """A crash point the runtime did not survive.
-
-    ``code`` is one of :data:`CRASH_CODES`; ``point`` the crash point; ``step`` the
-    path of the first place the states part (``messages[3]``), when known;
-    ``diff`` the differences, one per line.
-    """
-
-    def __init__(
-        self,
-        code: str,
-        point: CrashPoint | None,
-        detail: str,
-        *,
-        step: str | None = None,
-        diff: Sequence[str] = (),
-    ) -> None:
-        self.code = code
-        self.point = point
-        self.step = step
-        self.diff = list(diff)
-        where = f"crash after {point.describe()}: " if point is not None else ""
-        lines = [f"{code} {where}{CRASH_CODES[code]}"]
-        if step is not None:
-            lines.append(f"  first diverging step: {step}")
-        if detail:
-            lines.append(f"  {detail}")
-        lines.extend(f"    {line}" for line in self.diff)
-        super().__init__("\n".join(lines))
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
-from _pytest.outcomes import Failed  # pytest.fail.Exception, importable as a base
+from .errors import EgressBlocked
 
 __all__ = [
     "DEFAULT_HINT",
@@ -54,16 +54,6 @@ DEFAULT_HINT = (
     "(FakeModel(allow_hosts=[...]), @pytest.mark.agentreplay(allow_hosts=[...])); a "
     "child process reaches a fake through fake.listen() or the model_server fixture."
 )
-
-
-class EgressBlocked(Failed):
-    """A live network call was refused because the test runs in replay mode.
-
-    A pytest failure outcome (``pytest.fail.Exception``), hence a ``BaseException``:
-    agent code's ``except Exception`` and SDK retry loops cannot swallow it, while
-    test runners that pass pytest outcomes through — anyio's, for async tests —
-    report it as the test's failure instead of treating it like Ctrl-C.
-    """
 
 
 class Policy(Protocol):

@@ -42,10 +42,9 @@ from types import TracebackType
 from typing import TypeVar
 
 from .delivery import Delivery
+from .errors import BadRequestError, IncompleteRequestError
 from .playback import Playback
 from .request_reader import (
-    BadRequestError,
-    IncompleteRequestError,
     RequestHead,
     framing,
     read_body,

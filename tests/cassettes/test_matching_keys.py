@@ -10,11 +10,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_agentreplay.cassettes.cassette import RecordedRequest
+from pytest_agentreplay.cassettes.errors import MatchOnError
 from pytest_agentreplay.cassettes.matching import (
     MATCH_ON_DEFAULT,
     MATCHERS,
     Index,
-    MatchOnError,
     body_without,
     header,
     normalize_body,
