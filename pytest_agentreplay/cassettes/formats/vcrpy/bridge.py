@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib.metadata
 import importlib.util
 import sys
 from collections.abc import Iterator
@@ -98,6 +97,8 @@ def available() -> bool:
 
 def installed_version() -> str | None:
     """The installed vcrpy's version (``None``: its metadata is missing)."""
+    import importlib.metadata  # about 12 ms: only once vcrpy is used (io imports this module)
+
     try:
         return importlib.metadata.version("vcrpy")
     except importlib.metadata.PackageNotFoundError:
