@@ -30,6 +30,7 @@ import tomllib
 from pathlib import Path
 
 import nox
+from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
@@ -56,9 +57,12 @@ SDK_TESTS = [
 clients, the frameworks, serve, the migration from vcrpy and pytest-recording, and the
 docs pages' examples (each page runs real SDK code)."""
 
-SDKS = ["anthropic", "openai", "google-genai", "httpx", "httpx2"]
+SDKS = ["anthropic", "openai", "google-genai", "httpx[http2]", "httpx2"]
 """Taken at their newest release by ``newest``, whatever upper bound another
-requirement puts on them (each becomes a bare ``--override``)."""
+requirement puts on them (each becomes an ``--override`` without bounds). An override
+replaces every requirement on the package, extras too: each keeps the extras the test
+extra's packages ask for (litellm's ``httpx[http2]``), and ``.ci/versions.py`` fails the
+session naming any extra an override dropped."""
 
 SDK_CONTRACT = ["tests/fakes/test_faults.py", "tests/test_docs.py", "-k", "faults"]
 """The tests that pin down what an SDK raises for each fault: the table of docs/faults.md
@@ -82,17 +86,28 @@ def _pins(args: list[str]) -> list[str]:
 
 
 def _overrides(pins: list[str], *, lowest: bool) -> list[str]:
-    """The uv ``--override`` lines: the pins, and at the newest the SDKs without caps."""
-    pinned = {canonicalize_name(pin.split("==")[0]) for pin in pins}
-    free = [] if lowest else [sdk for sdk in SDKS if canonicalize_name(sdk) not in pinned]
-    return [*pins, *free]
+    """The uv ``--override`` lines: the pins (an SDK's with its extras), and at the
+    newest the SDKs without caps."""
+    extras = {canonicalize_name(Requirement(sdk).name): Requirement(sdk).extras for sdk in SDKS}
+    pinned, lines = set(), []
+    for pin in pins:
+        name, _, release = pin.partition("==")
+        key = canonicalize_name(name)
+        pinned.add(key)
+        wanted = ",".join(sorted(extras.get(key, ())))
+        lines.append(f"{name}[{wanted}]=={release}" if wanted else pin)
+    if not lowest:
+        lines += [sdk for sdk in SDKS if canonicalize_name(Requirement(sdk).name) not in pinned]
+    return lines
 
 
 def _install(session: nox.Session, *, lowest: bool, pins: list[str]) -> None:
     """The ``test`` extra, at its floors or at the newest, with ``pins`` forced."""
     options = ["--resolution", "lowest-direct"] if lowest else ["--upgrade", "--refresh"]
     if overrides := _overrides(pins, lowest=lowest):
-        path = Path(session.create_tmp()) / "overrides.txt"
+        # Not session.create_tmp(): it points TMPDIR into the project, where the
+        # suite's nested pytest runs would read the project's own pytest settings.
+        path = Path(session.virtualenv.location) / "overrides.txt"
         path.write_text("\n".join(overrides) + "\n", encoding="utf-8")
         options += ["--override", str(path)]
         session.log(f"overrides: {', '.join(overrides)}")

@@ -10,6 +10,11 @@ pyproject.toml was never tested; the run fails and names it, with the version to
 it to. A requirement installed outside what pyproject.toml allows was pinned on purpose
 (``nox -s lowest -- --pin NAME==VERSION``): it is reported, not refused, so that the tests
 show what that version does.
+
+Always, it checks that every extra an installed package asks for of another (litellm's
+``httpx[http2]``) is installed whole: uv's ``--override`` replaces a requirement with
+its extras, so an override that forgets one leaves an import to fail deep in a test
+(``No module named 'h2'``); ``uv pip check`` does not look at extras.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tomllib
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import PackageNotFoundError, distribution, distributions, version
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +81,38 @@ def report(reqs: list[Requirement], *, lowest: bool) -> list[str]:
     return problems
 
 
+def _active(req: Requirement, extra: str = "") -> bool:
+    return req.marker is None or req.marker.evaluate({"extra": extra})
+
+
+def missing_extras() -> list[str]:
+    """Each extra an installed package requires (``litellm`` -> ``httpx[http2]``) whose
+    own requirements are not all installed."""
+    installed = {canonicalize_name(d.metadata["Name"]) for d in distributions()}
+    problems = set()
+    for dist in distributions():
+        for line in dist.requires or []:
+            req = Requirement(line)
+            if not req.extras or not _active(req) or canonicalize_name(req.name) not in installed:
+                continue
+            for extra in sorted(req.extras):
+                needs = [Requirement(n) for n in distribution(req.name).requires or []]
+                absent = [
+                    n.name
+                    for n in needs
+                    if _active(n, extra)
+                    and not _active(n)
+                    and canonicalize_name(n.name) not in installed
+                ]
+                if absent:
+                    problems.add(
+                        f"{dist.metadata['Name']} requires {req.name}[{extra}], but "
+                        f"{', '.join(absent)} of that extra is not installed (an override "
+                        f"without the extra? write it as {req.name}[{extra}])"
+                    )
+    return sorted(problems)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--extra", default="test", help="the extra to list (default: test)")
@@ -83,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     project = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]
     problems = report(requirements(project, args.extra), lowest=args.lowest)
+    problems += missing_extras()
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)
     return 1 if problems else 0

@@ -4,11 +4,14 @@ the package for in-process pytester runs."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib
 import os
 import pkgutil
+import tempfile
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -26,6 +29,21 @@ settings.register_profile(
 )
 settings.register_profile("dev", max_examples=200, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse a temporary folder inside the project: the suite's nested pytest runs
+    (pytester) would find the project's pyproject.toml above them and run with its
+    settings instead of their own (nox's ``session.create_tmp()`` sets TMPDIR there)."""
+    temp = Path(tempfile.gettempdir()).resolve()
+    if temp.is_relative_to(ROOT):
+        raise pytest.UsageError(
+            f"the temporary folder {temp} is inside the project: nested pytest runs would "
+            f"read the project's pytest settings. Point TMPDIR outside {ROOT}."
+        )
 
 
 @pytest.fixture
@@ -89,3 +107,19 @@ def _close_default_loop() -> Iterator[None]:
     if not loop.is_running():
         loop.close()
         asyncio.set_event_loop(None)
+
+
+@pytest.fixture(autouse=True)
+def _collect_nested_runs(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Collect what a nested pytest run left behind, once it is over.
+
+    A nested run's test module is dropped when ``pytester`` tears down, and with it the
+    clients its tests kept at module level, like a user's suite, unclosed. Sockets in
+    such a cycle reached the GC in a later, unrelated test, whose unraisable-exception
+    check then failed it (a ResourceWarning of the nested run's client, seen in CI).
+    They are collected here, in the test that ran the nested suite."""
+    yield
+    if "pytester" in request.fixturenames:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)
+            gc.collect()

@@ -30,10 +30,6 @@ PACKAGE = "pytest_agentreplay"
 ROOT = Path(pytest_agentreplay.__file__).parent
 
 KNOWN_CYCLES: dict[frozenset[str], str] = {
-    frozenset({"pytest_agentreplay.providers", "pytest_agentreplay.providers.base"}): (
-        "the codec registry and the codec base import each other; providers/ is being "
-        "restructured in issue 28 (one folder per provider)"
-    ),
     frozenset({"pytest_agentreplay.fakes", "pytest_agentreplay.fakes.listening"}): (
         "FakeModel still lives in fakes/__init__.py, which listening.py names; issue 28 "
         "moves it to a module of its own"

@@ -13,20 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from ..neutral import Provider, Reply, Request
-from ..providers import codec_for
-from ..providers.base import IdFactory, RenderContext
-from ..providers.routes import target
+from ..providers import IdFactory, RenderContext, codec_for, target
+from ..providers.catalog import facts
 from .cassette import Cassette, Interaction, RecordedEvent, RecordedRequest, RecordedResponse
 from .io import save
 
 __all__ = ["from_replies"]
-
-_URLS: dict[str, str] = {
-    "anthropic": "https://api.anthropic.com/v1/messages",
-    "openai_chat": "https://api.openai.com/v1/chat/completions",
-    "openai_responses": "https://api.openai.com/v1/responses",
-    "gemini": "https://generativelanguage.googleapis.com/v1beta/models/{model}:{method}",
-}
 
 
 def from_replies(
@@ -51,6 +43,7 @@ def from_replies(
     there (scrubbed and written atomically, as recording does).
     """
     codec = codec_for(provider)
+    entry = facts(provider)
     ids = IdFactory(seed)
     interactions = []
     for number, item in enumerate(replies):
@@ -63,10 +56,8 @@ def from_replies(
                 f"cassette records answers. Inject faults at replay with "
                 f"agentreplay.inject(fault, at_call={number})."
             )
-        body = dict(request) if request is not None else _default_body(provider, model, stream)
-        where = url or _URLS[provider].format(
-            model=model, method="streamGenerateContent?alt=sse" if stream else "generateContent"
-        )
+        body = dict(request) if request is not None else entry.minimal_body(model, stream)
+        where = url or entry.url(model, stream=stream)
         parsed = codec.parse_call("POST", target(where), body)
         ctx = RenderContext(model=model, request=parsed, ids=ids)
         interactions.append(
@@ -94,15 +85,3 @@ def _response(codec: Any, reply: Reply, ctx: RenderContext, parsed: Request) -> 
         headers={"content-type": codec.json_content_type},
         json=codec.render_body(reply, ctx),
     )
-
-
-def _default_body(provider: str, model: str, stream: bool) -> dict[str, Any]:
-    """The smallest request body ``provider`` accepts, asking ``model`` "Hi"."""
-    if provider == "anthropic":
-        messages = [{"role": "user", "content": "Hi"}]
-        return {"model": model, "max_tokens": 1024, "messages": messages, "stream": stream}
-    if provider == "openai_chat":
-        return {"model": model, "messages": [{"role": "user", "content": "Hi"}], "stream": stream}
-    if provider == "openai_responses":
-        return {"model": model, "input": "Hi", "stream": stream}
-    return {"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]}

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, parse_qsl, urlsplit
 
 from ..providers import detect
+from ..providers.catalog import BODY_NOISE
 from .multipart import multipart_parts
 
 if TYPE_CHECKING:
@@ -45,16 +46,6 @@ Matcher = Callable[["RecordedRequest"], Hashable]
 """A custom key part: any function of the request returning a hashable value."""
 
 DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
-
-BODY_NOISE: Mapping[str, tuple[str, ...]] = {
-    # Anthropic's opaque end-user id (Claude Code puts a per-session uuid there).
-    "anthropic": ("metadata.user_id",),
-    # include_usage / include_obfuscation change only bookkeeping chunks of a stream.
-    "openai_chat": ("stream_options",),
-    "openai_responses": ("stream_options",),
-}
-"""JSON paths dropped from a provider's request body before matching: fields that
-vary between runs or SDK versions without changing the model's answer."""
 
 VOLATILE_HEADERS = frozenset(
     {

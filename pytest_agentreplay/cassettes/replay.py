@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, overload
 from ..errors import CodecError
 from ..providers import codec_for, detect
 from ..providers.base import Codec, RenderContext
+from ..providers.catalog import FALLBACK
 from ..transport.answer import (
     Framing,
     Plan,
@@ -54,7 +55,7 @@ def _headers(response: RecordedResponse) -> list[tuple[str, str]]:
 
 def _codec(method: str, path: str) -> Codec:
     """The provider codec to render a fault with (OpenAI's errors for other paths)."""
-    return codec_for(detect(method, path) or "openai_chat")
+    return codec_for(detect(method, path) or FALLBACK)
 
 
 def playback_for(

@@ -23,9 +23,8 @@ from ..cassettes.io import CassetteFormatError, detect_format, loads
 from ..cassettes.reading import read_file
 from ..errors import AgentReplayError
 from ..neutral import Provider, Reply, Request
-from ..providers import codec_for, detect
+from ..providers import codec_for, detect, target
 from ..providers.base import Codec, Folded
-from ..providers.routes import target
 from .errors import CLIError
 
 __all__ = [

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from .. import sse
 from ..cassettes.cassette import RecordedEvent
 from ..cassettes.fields import looks_like_sse
+from ..providers.catalog import CATALOG, ProviderFacts
 from .analysis import View, event_label, views
 from .lint_checks import LintContext
 
@@ -41,26 +42,35 @@ def _check_tail(ctx: LintContext, item: View) -> None:
     )
 
 
-_NAME_NEEDED = {
-    "anthropic": "the Anthropic SDK skips events without a name, so the stream reads as empty",
-    "openai_responses": "OpenAI's Responses API names every event after its data 'type' "
-    "(this stream was trimmed, or comes from a compatible server)",
-}
+# A stream's terminator ends it whatever the provider (OpenRouter ends Responses
+# streams with Chat's [DONE]): it is no event a name is missing from.
+_ENDS = frozenset(e.terminator for e in CATALOG.values() if e.terminator is not None)
+
+
+def _facts(item: View) -> ProviderFacts | None:
+    """What the catalog says about the interaction's provider, if it has one."""
+    return CATALOG.get(item.provider) if item.provider is not None else None
+
+
+def _names_needed(item: View) -> str | None:
+    """Why the provider's events need their names (``None``: they need none)."""
+    facts = _facts(item)
+    return None if facts is None else facts.named_events
 
 
 def _unnamed(item: View) -> list[int]:
     """Indexes of the events a provider that dispatches on names would not see."""
-    if item.provider not in _NAME_NEEDED:
+    if _names_needed(item) is None:
         return []
     events = item.response.events or []
-    return [n for n, e in enumerate(events) if e.event is None and e.data.strip() != "[DONE]"]
+    return [n for n, e in enumerate(events) if e.event is None and e.data.strip() not in _ENDS]
 
 
 def _check_event_names(ctx: LintContext, item: View) -> None:
     unnamed = _unnamed(item)
     if not unnamed:
         return
-    reason = _NAME_NEEDED[item.provider or ""]
+    reason = _names_needed(item)
     events = item.response.events or []
     ctx.add(
         "sse-event-name",
@@ -76,15 +86,17 @@ def _check_event_names(ctx: LintContext, item: View) -> None:
 def _check_done(ctx: LintContext, item: View) -> None:
     response = item.response
     events = response.events or []
-    if item.provider != "openai_chat" or response.end != "complete" or response.tail:
+    facts = _facts(item)
+    terminator = None if facts is None else facts.terminator
+    if facts is None or terminator is None or response.end != "complete" or response.tail:
         return
     if item.folded is not None and item.folded.error is not None:
         return  # an error stream ends with its error event
-    if events and events[-1].data.strip() == "[DONE]":
+    if events and events[-1].data.strip() == terminator:
         return
     ctx.add(
         "sse-done",
-        "the stream does not end with 'data: [DONE]', which OpenAI Chat Completions "
+        f"the stream does not end with 'data: {terminator}', which {facts.title} "
         "always sends last (clients wait for it)",
         item.index,
         "response",
@@ -133,8 +145,9 @@ def _check_fold(ctx: LintContext, item: View) -> None:
     quiet = response.end != "complete" or response.tail is not None or response.truncated
     if folded is None or folded.complete or folded.error is not None or quiet:
         return
-    if item.provider == "openai_chat":
-        return  # its terminal event is [DONE]: the sse-done check reports it
+    facts = _facts(item)
+    if facts is not None and facts.terminator is not None:
+        return  # its terminal event is the terminator: the sse-done check reports it
     ctx.add(
         "fold",
         f"the stream never reaches the {item.provider} terminal event: the stored "

@@ -42,6 +42,7 @@ from ..cassettes.errors import CassetteMiss, CassetteWriteError, IncompleteRecor
 from ..cassettes.session import CassetteSession
 from ..errors import AgentReplayError
 from ..providers import detect
+from ..providers.catalog import CATALOG, base_url_env
 from ..redact import Scrubber, SecretLeakError, default_scrubber
 from ..transport.playback import Playback
 from ..transport.router import HTTPRequest, Router, intercepting
@@ -52,12 +53,7 @@ from .redact import leak_reason
 
 __all__ = ["PROVIDER_ORIGINS", "run_serve"]
 
-PROVIDER_ORIGINS = {
-    "anthropic": "https://api.anthropic.com",
-    "openai_chat": "https://api.openai.com",
-    "openai_responses": "https://api.openai.com",
-    "gemini": "https://generativelanguage.googleapis.com",
-}
+PROVIDER_ORIGINS: dict[str, str] = {name: entry.origin for name, entry in CATALOG.items()}
 """Where a model call goes when neither ``--upstream`` nor the cassette says."""
 
 _NOT_FORWARDED = frozenset(
@@ -379,11 +375,10 @@ def _announce(
     count = sum(len(s.interactions) for s in sessions)
     names = ", ".join(str(s.path) for s in sessions)
     what = "replay only" if mode == "none" else f"record mode {mode}"
+    point = " ".join(f"{name}={url}" for name, url in base_url_env(server.url).items())
     output.note(
         f"agentreplay serve: {count} interaction{'' if count == 1 else 's'} from {names} "
-        f"on {server.url} ({what}); ANTHROPIC_BASE_URL={server.url} "
-        f"OPENAI_BASE_URL={server.url}/v1 GOOGLE_GEMINI_BASE_URL={server.url}; "
-        "Ctrl-C or SIGTERM stops it"
+        f"on {server.url} ({what}); {point}; Ctrl-C or SIGTERM stops it"
     )
 
 

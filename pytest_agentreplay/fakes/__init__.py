@@ -29,10 +29,9 @@ from urllib.parse import urlsplit
 
 from ..errors import CodecError
 from ..neutral import Fault, ModelCall, Provider, Reply, Request, reply_source
-from ..providers import codec_for, detect
+from ..providers import codec_for, detect, target, token_count, unspoken
 from ..providers.base import Codec, IdFactory, RenderContext, json_data
-from ..providers.formats import unspoken
-from ..providers.routes import target, token_count
+from ..providers.catalog import DEFAULT_HOSTS
 from ..transport import answer
 from ..transport.chunking import ChunkingSpec, resolve_chunking
 from ..transport.gate import Gate
@@ -60,8 +59,6 @@ __all__ = [
     "ScriptItem",
     "UnexpectedModelCall",
 ]
-
-DEFAULT_HOSTS = ("api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com")
 
 
 @dataclass(frozen=True)

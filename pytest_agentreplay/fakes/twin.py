@@ -19,9 +19,9 @@ from ..cassettes.cassette import Interaction, RecordedResponse
 from ..cassettes.replay import playback_for, recorded_reply
 from ..errors import CodecError
 from ..neutral import Fault, ModelCall, Request
-from ..providers import codec_for, detect
+from ..providers import codec_for, detect, target
 from ..providers.base import Codec, RenderContext
-from ..providers.routes import target
+from ..providers.catalog import FALLBACK
 from ..transport.answer import Plan, for_error, for_reply
 from ..transport.chunking import ChunkingSpec, resolve_chunking
 from ..transport.playback import Playback
@@ -58,7 +58,7 @@ class TwinServer(Serving):
         return self.respond(request)
 
     def respond(self, request: HTTPRequest) -> Playback:
-        provider = detect(request.method, request.path) or "openai_chat"
+        provider = detect(request.method, request.path) or FALLBACK
         codec = codec_for(provider)
         with self._lock:
             number = self._served

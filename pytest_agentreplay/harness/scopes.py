@@ -172,9 +172,18 @@ def _point_at_pytest_recording_file(
     from .paths import pytest_recording_path
 
     found = pytest_recording_path(item, item.config.getini("agentreplay_cassette_dir"))
-    if found is not None and found.is_file():
+    if found is not None and _is_file(found):
         session.pytest_recording_file = found
         router.hint += f". {renaming_hint(found, session.path)}"
+
+
+def _is_file(path: Path) -> bool:
+    """``path`` is a file; ``False`` for a name the file system cannot hold (too long:
+    ``Path.is_file`` raises for it before Python 3.14), as for one that is not there."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def _path(item: pytest.Item, settings: TestSettings, run: RunState) -> Path:

@@ -6,6 +6,12 @@ tells which provider a request path belongs to (``None`` for anything that is
 not a model call, e.g. ``/v1/models`` or ``/v1/messages/count_tokens``) without
 importing any codec (:mod:`.routes`): replaying a cassette needs no codec, and
 codecs build the pydantic reply model.
+
+Each provider has a folder (``anthropic/``, ``openai/chat/``, ``openai/responses/``,
+``gemini/``) with one module per role (:mod:`.roles`) and an entry in
+:mod:`.catalog`, the facts the rest of the plugin reads about it. Outside this package,
+code uses what this module exports, :mod:`.base` and :mod:`.catalog` only (an
+import-linter contract keeps it so).
 """
 
 from __future__ import annotations
@@ -14,7 +20,9 @@ import importlib
 from typing import TYPE_CHECKING
 
 from .base import Codec, ErrorResponse, Folded, IdFactory, RenderContext
-from .routes import detect
+from .catalog import facts
+from .formats import unspoken
+from .routes import detect, target, token_count
 
 if TYPE_CHECKING:  # the provider names are the model's (pydantic): replay loads neither
     from ..neutral import Provider
@@ -27,15 +35,11 @@ __all__ = [
     "RenderContext",
     "codec_for",
     "detect",
+    "target",
+    "token_count",
+    "unspoken",
 ]
 
-# Each codec lives in its own module, imported on first use.
-_CLASSES: dict[Provider, tuple[str, str]] = {
-    "anthropic": (".anthropic", "AnthropicCodec"),
-    "openai_chat": (".openai_chat", "OpenAIChatCodec"),
-    "openai_responses": (".openai_responses", "OpenAIResponsesCodec"),
-    "gemini": (".gemini", "GeminiCodec"),
-}
 _CODECS: dict[Provider, Codec] = {}
 
 
@@ -43,11 +47,7 @@ def codec_for(provider: Provider) -> Codec:
     """The codec of ``provider``; raises ``KeyError`` listing the known ones."""
     codec = _CODECS.get(provider)
     if codec is None:
-        try:
-            module_name, class_name = _CLASSES[provider]
-        except KeyError:
-            known = ", ".join(_CLASSES)
-            raise KeyError(f"unknown provider {provider!r}; known: {known}") from None
+        module_name, class_name = facts(provider).codec  # each imported on first use
         module = importlib.import_module(module_name, __name__)
         codec = _CODECS[provider] = getattr(module, class_name)()
     return codec

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from .. import jsonparse
 from ..errors import CodecError
 from ..sse import LineEnd, SSEEvent
+from .catalog import CATALOG
 
 if TYPE_CHECKING:  # the reply model (pydantic) is loaded by the codecs, not by replay
     from ..neutral import Fault, Provider, Reply, Request, Usage
@@ -175,12 +176,8 @@ class RenderContext:
 
 def _offered(tool: str | None) -> str:
     """`` (anthropic and openai_responses can)``: the built-in codecs that can send a
-    server tool (``tool``) or citations (``None``)."""
-    from ..neutral import PROVIDERS  # noqa: PLC0415 - see the imports
-    from . import codec_for  # noqa: PLC0415 - the registry imports this module
-
-    codecs = [codec_for(p) for p in PROVIDERS]
-    able = [c.provider for c in codecs if (tool in c.server_tools if tool else c.citations)]
+    server tool (``tool``) or citations (``None``), as their catalog entries say."""
+    able = [f.name for f in CATALOG.values() if (tool in f.server_tools if tool else f.citations)]
     return f" (only {' and '.join(able)} can)" if able else ""
 
 

@@ -15,17 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .routes import gemini_method
+from .catalog import CATALOG, gemini_method
 
 __all__ = ["SPOKEN", "looks_like", "unspoken"]
 
-SPOKEN: tuple[tuple[str, str], ...] = (
-    ("Anthropic Messages", "POST …/v1/messages"),
-    ("OpenAI Chat Completions", "POST …/chat/completions"),
-    ("OpenAI Responses", "POST …/responses"),
-    ("Gemini", "POST …/models/{model}:generateContent or :streamGenerateContent?alt=sse"),
-)
-"""Each wire format a fake speaks, with the endpoint that selects it."""
+SPOKEN: tuple[tuple[str, str], ...] = tuple((e.title, e.endpoint) for e in CATALOG.values())
+"""Each wire format a fake speaks, with the endpoint that selects it (from the catalog)."""
 
 _OPENAI_COMPATIBLE = "it also serves OpenAI Chat Completions at {url}: point the client there"
 

@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from ..providers.catalog import unstreamed_url
+
 __all__ = [
     "DURATION_KEYS",
     "REQUEST_ID_KEYS",
@@ -254,25 +256,13 @@ def _learn_call_ids(masker: Masker, calls: list[dict[str, Any]]) -> None:
                 masker.learn(part.get("id"), "call")
 
 
-# Gemini says "stream" in the URL, not the body: ``:streamGenerateContent?alt=sse``
-# against ``:generateContent`` made every Gemini parity check fail on the URL.
-_GEMINI_STREAM = re.compile(r"(:|%3A)streamGenerateContent(\?alt=sse$|\?alt=sse&|(?=\?)|$)")
-
-
-def _unstreamed_url(url: str) -> str:
-    """``url`` as the non-streaming call of the same model would be sent."""
-    return _GEMINI_STREAM.sub(
-        lambda m: m.group(1) + "generateContent" + ("?" if m.group(2).endswith("&") else ""), url
-    )
-
-
 def _without_transport(data: dict[str, Any]) -> dict[str, Any]:
     """Drop what depends on how a response arrived (JSON body or SSE, chunking)."""
     calls = []
     for dumped in data.get("model_calls", []):
         call = {k: v for k, v in dumped.items() if k not in ("streaming", "events_sent")}
         if isinstance(call.get("url"), str):
-            call["url"] = _unstreamed_url(call["url"])
+            call["url"] = unstreamed_url(call["url"])
         request = dict(call.get("request", {}))
         request.pop("stream", None)
         if isinstance(request.get("raw"), dict):

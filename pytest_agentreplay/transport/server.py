@@ -41,6 +41,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import TypeVar
 
+from ..providers.catalog import client_env
 from .delivery import Delivery
 from .errors import BadRequestError, IncompleteRequestError
 from .playback import Playback
@@ -131,18 +132,7 @@ class ModelServer:
     def env(self) -> dict[str, str]:
         """Environment variables pointing the official SDKs (and most tools built on
         them) at this server, with placeholder keys, so a child never sends a real one."""
-        return {
-            "ANTHROPIC_BASE_URL": self.url,
-            "ANTHROPIC_API_KEY": "agentreplay-placeholder-key",
-            "OPENAI_BASE_URL": f"{self.url}/v1",
-            "OPENAI_API_KEY": "agentreplay-placeholder-key",
-            # google-genai reads GOOGLE_API_KEY before GEMINI_API_KEY (and warns when
-            # both are set): the placeholder goes in the first, a real one in the
-            # second is blanked.
-            "GOOGLE_GEMINI_BASE_URL": self.url,
-            "GOOGLE_API_KEY": "agentreplay-placeholder-key",
-            "GEMINI_API_KEY": "",
-        }
+        return client_env(self.url)  # each provider's, from its catalog entry
 
     def start(self: _S) -> _S:
         """Start serving in a background thread (once)."""

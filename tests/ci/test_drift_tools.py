@@ -193,4 +193,38 @@ def test_newest_lifts_the_caps_on_the_sdks_and_keeps_the_pins(noxfile: ModuleTyp
     assert "google-genai" not in newest  # the pin wins over lifting the cap
     assert {"anthropic", "openai", "httpx2"} <= set(newest)
     sdks = {canonicalize_name(r.name) for r in versions.requirements(PROJECT, "test")}
-    assert set(map(canonicalize_name, noxfile.SDKS)) <= sdks
+    assert {canonicalize_name(Requirement(s).name) for s in noxfile.SDKS} <= sdks
+
+
+def test_an_override_keeps_the_extras_the_suite_needs(noxfile: ModuleType) -> None:
+    """An override replaces a requirement with its extras: a bare ``httpx`` dropped
+    litellm's ``httpx[http2]`` and its h2 (the newest session, issue 26)."""
+    assert "httpx[http2]" in noxfile._overrides([], lowest=False)
+    assert noxfile._overrides(["HTTPX==0.28.1"], lowest=True) == ["HTTPX[http2]==0.28.1"]
+    assert noxfile._overrides(["vcrpy==8.2.1"], lowest=False)[0] == "vcrpy==8.2.1"
+
+
+def test_versions_names_an_extra_an_install_dropped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``.ci/versions.py`` reads what the installed packages ask for: an extra whose
+    requirements are absent is named, with what to write."""
+    for name, requires in {
+        "app": ["lib[fast]>=1"],
+        "lib": ['speedup; extra == "fast"', "core"],
+        "core": [],
+    }.items():
+        info = tmp_path / f"{name}-1.0.dist-info"
+        info.mkdir()
+        lines = [f"Name: {name}", "Version: 1.0", *(f"Requires-Dist: {r}" for r in requires)]
+        (info / "METADATA").write_text("\n".join(["Metadata-Version: 2.1", *lines]) + "\n")
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
+    assert versions.missing_extras() == [
+        "app requires lib[fast], but speedup of that extra is not installed (an override "
+        "without the extra? write it as lib[fast])"
+    ]
+    (tmp_path / "speedup-1.0.dist-info").mkdir()
+    (tmp_path / "speedup-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: speedup\nVersion: 1.0\n"
+    )
+    assert versions.missing_extras() == []

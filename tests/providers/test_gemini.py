@@ -23,9 +23,9 @@ from pydantic_ai.messages import TextPart, ThinkingPart, ToolCallPart
 from pytest_agentreplay.errors import CodecError
 from pytest_agentreplay.neutral import Fault, Reply, StopReason, Text, Thinking, ToolCall, Usage
 from pytest_agentreplay.providers import codec_for
-from pytest_agentreplay.providers._gemini_render import FINISH_REASONS, wire_signature
 from pytest_agentreplay.providers.base import IdFactory, RenderContext
 from pytest_agentreplay.providers.gemini import GeminiCodec
+from pytest_agentreplay.providers.gemini.render import FINISH_REASONS, wire_signature
 from pytest_agentreplay.sse import SSEEvent, decode, encode
 from tests.gen import replies
 from tests.providers import _gemini_sdk as sdk

@@ -18,8 +18,9 @@ import pytest
 from google.genai import errors
 
 from pytest_agentreplay.cassettes.handle import AgentReplay
+from pytest_agentreplay.providers.catalog import gemini_method
 from pytest_agentreplay.providers.gemini import GeminiCodec
-from pytest_agentreplay.providers.routes import gemini_method, handles
+from pytest_agentreplay.providers.routes import handles
 from pytest_agentreplay.sse import decode
 from tests import corpus
 from tests.providers import _gemini_sdk as sdk

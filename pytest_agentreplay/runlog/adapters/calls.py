@@ -17,8 +17,7 @@ from ...cassettes.cassette import Interaction
 from ...cassettes.replay import recorded_reply
 from ...errors import CodecError
 from ...neutral import ModelCall, Outcome
-from ...providers import codec_for, detect
-from ...providers.routes import target
+from ...providers import codec_for, detect, target
 from ..entries import Egress
 
 __all__ = [

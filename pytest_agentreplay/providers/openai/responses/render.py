@@ -1,4 +1,4 @@
-"""Rendering a neutral :class:`~..neutral.Reply` as an OpenAI
+"""Rendering a neutral :class:`~....neutral.Reply` as an OpenAI
 Responses API body and as the SSE stream the API sends for it.
 
 Both renderings start from one :class:`_Plan` that allocates every id (response,
@@ -22,27 +22,21 @@ from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_agentreplay.neutral import Reply, ServerToolCall, Text, Thinking, ToolCall, Usage
-from pytest_agentreplay.sse import SSEEvent
+from ....neutral import Reply, ServerToolCall, Text, Thinking, ToolCall, Usage
+from ....sse import SSEEvent
+from ...base import Codec, RenderContext, iter_text, json_data, split_json
 
-from .base import RenderContext, iter_text, json_data, split_json
-
-__all__ = ["iter_response_events", "render_response_body", "render_response_events"]
+__all__ = ["iter_events", "render_body"]
 
 _OBFUSCATION_WIDTH = 16  # the API pads each delta + obfuscation to 16 characters
 
 
-def render_response_body(reply: Reply, ctx: RenderContext) -> dict[str, Any]:
+def render_body(codec: Codec, reply: Reply, ctx: RenderContext) -> dict[str, Any]:
     """The ``Response`` object ``POST /v1/responses`` returns for ``reply``."""
     return _response(reply, ctx, _plan(reply, ctx), final=True)
 
 
-def render_response_events(reply: Reply, ctx: RenderContext) -> list[SSEEvent]:
-    """The whole stream as a list (see :func:`iter_response_events`)."""
-    return list(iter_response_events(reply, ctx))
-
-
-def iter_response_events(reply: Reply, ctx: RenderContext) -> Iterator[SSEEvent]:
+def iter_events(codec: Codec, reply: Reply, ctx: RenderContext) -> Iterator[SSEEvent]:
     """``response.created`` (plus ``response.queued`` for background requests),
     ``response.in_progress``, each item's events, then ``response.completed``
     (``response.incomplete`` when the reply stopped at ``max_tokens``) — lazily,

@@ -9,7 +9,7 @@ in partial mode, citations, thinking, signature, compaction),
 
 Where the SDK is silent about malformed input (it indexes a list and lets an
 ``IndexError`` escape, or never notices an index that skips ahead) this folder
-raises :class:`~..errors.CodecError` naming the event number and
+raises :class:`~...errors.CodecError` naming the event number and
 field. Where the SDK deliberately ignores something (``ping``, events without an
 ``event:`` name, a delta type it does not know) the folder ignores it too, but
 remembers the event in :attr:`Folded.unknown` so nothing a provider adds later
@@ -20,20 +20,16 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic_core import from_json
 
-from pytest_agentreplay.providers.base import Folded
-from pytest_agentreplay.sse import SSEEvent
+from ... import jsonparse
+from ...sse import SSEEvent
+from ..base import Codec, Folded
+from ..roles import EventFolder
 
-from .. import jsonparse
-
-if TYPE_CHECKING:
-    from pytest_agentreplay.errors import CodecError
-    from pytest_agentreplay.providers.base import Codec
-
-__all__ = ["TOOL_INPUT_BLOCKS", "fold_events"]
+__all__ = ["TOOL_INPUT_BLOCKS", "fold"]
 
 TOOL_INPUT_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 """Block types whose ``input`` the SDK rebuilds from ``input_json_delta`` fragments."""
@@ -63,95 +59,88 @@ _DELTA_USAGE = (
 _DELTA_EXTRA = ("context_management", "input_transformations")
 
 
-def fold_events(codec: Codec, events: Sequence[SSEEvent], *, strict: bool) -> Folded:
+def fold(codec: Codec, events: Sequence[SSEEvent], *, strict: bool) -> Folded:
     """Accumulate ``events`` the way ``MessageStream.get_final_message()`` does."""
-    return _Folder(codec, events, strict).run()
+    return _Folder(codec, events, strict=strict).run()
 
 
-class _Folder:
+class _Folder(EventFolder):
     """One fold: the snapshot being built plus per-block bookkeeping."""
 
-    def __init__(self, codec: Codec, events: Sequence[SSEEvent], strict: bool) -> None:
-        self.codec = codec
-        self.events = events
-        self.strict = strict
+    def __init__(self, codec: Codec, events: Sequence[SSEEvent], *, strict: bool) -> None:
+        super().__init__(codec, events, strict=strict)
         self.body: dict[str, Any] | None = None
         self.stopped: set[int] = set()
         self.json_bufs: dict[int, str] = {}
-        self.unknown: list[int] = []
         self.complete = False
-        self.i = 0
+        self.error: dict[str, Any] | None = None
 
     # -- driver -------------------------------------------------------------------------
 
-    def run(self) -> Folded:
-        for index, event in enumerate(self.events):
-            self.i = index
-            if event.event == "ping":
-                continue  # the SDK drops pings unread
-            if event.event == "error":
-                return self._folded(error=self._error_payload(event))
-            if event.event is None:
-                self._unknown("event has no `event:` name (the SDK skips such events)")
-                continue
-            self._apply(event)
-        return self._folded()
+    def step(self, event: SSEEvent) -> bool:
+        if event.event == "ping":
+            return False  # the SDK drops pings unread
+        if event.event == "error":
+            self.error = self._error_payload(event)
+            return True
+        if event.event is None:
+            self.skip("event has no `event:` name (the SDK skips such events)")
+            return False
+        self._apply(event)
+        return False
 
-    def _folded(self, error: dict[str, Any] | None = None) -> Folded:
+    def result(self) -> Folded:
         body = self.body if self.body is not None else {}
-        return Folded(
-            body=body, complete=self.complete and error is None, error=error, unknown=self.unknown
-        )
+        error = self.error
+        return self.folded(body, complete=self.complete and error is None, error=error)
 
     def _apply(self, event: SSEEvent) -> None:
-        data = self.codec.event_json(self.events, self.i)
-        if not isinstance(data, dict):
-            raise self._err(f"data must be a JSON object, got {type(data).__name__}", "data")
+        data = self.data()
         kind = data.get("type")
         if not isinstance(kind, str):
-            raise self._err("data has no string `type`", "type")
+            raise self.fail("data has no string `type`", "type")
         if kind != event.event:
-            raise self._err(f"event name {event.event!r} contradicts data type {kind!r}", "type")
+            raise self.fail(f"event name {event.event!r} contradicts data type {kind!r}", "type")
         if kind not in _KNOWN:
-            self._unknown(f"unknown event type {kind!r}")
+            self.skip(f"unknown event type {kind!r}")
             return
         if self.complete:
-            raise self._err(f"{kind} after message_stop", "type")
+            raise self.fail(f"{kind} after message_stop", "type")
         if kind == "message_start":
             self._message_start(data)
             return
         if self.body is None:
-            raise self._err(f"{kind} before message_start", "type")
+            raise self.fail(f"{kind} before message_start", "type")
         getattr(self, "_" + kind)(self.body, data)
 
     # -- events ---------------------------------------------------------------------------
 
     def _message_start(self, data: dict[str, Any]) -> None:
         if self.body is not None:
-            raise self._err("second message_start in one stream", "type")
+            raise self.fail("second message_start in one stream", "type")
         message = data.get("message")
         if not isinstance(message, dict):
-            raise self._err("message_start needs a `message` object", "message")
+            raise self.fail("message_start needs a `message` object", "message")
         body = copy.deepcopy(message)
         if not isinstance(body.get("content", []), list):
-            raise self._err("message.content must be a list", "message.content")
+            raise self.fail("message.content must be a list", "message.content")
         body.setdefault("content", [])
         if not isinstance(body.get("usage"), dict):
-            raise self._err("message.usage must be an object", "message.usage")
+            raise self.fail("message.usage must be an object", "message.usage")
         self.body = body
 
     def _content_block_start(self, body: dict[str, Any], data: dict[str, Any]) -> None:
         content: list[Any] = body["content"]
         index = self._index(data)
         if index != len(content):
-            raise self._err(
+            raise self.fail(
                 f"content_block_start for index {index}, expected {len(content)} "
                 "(blocks open in order)",
                 "index",
             )
         block = data.get("content_block")
         if not isinstance(block, dict) or not isinstance(block.get("type"), str):
-            raise self._err(
+            raise self.fail(
                 "content_block must be an object with a string `type`", "content_block.type"
             )
         content.append(copy.deepcopy(block))
@@ -164,11 +153,11 @@ class _Folder:
         index = self._open_index(body, data)
         delta = data.get("delta")
         if not isinstance(delta, dict) or not isinstance(delta.get("type"), str):
-            raise self._err("delta must be an object with a string `type`", "delta.type")
+            raise self.fail("delta must be an object with a string `type`", "delta.type")
         block: dict[str, Any] = body["content"][index]
         handler = getattr(self, "_delta_" + delta["type"], None)
         if handler is None:
-            self._unknown(f"unknown delta type {delta['type']!r}")
+            self.skip(f"unknown delta type {delta['type']!r}")
             return
         handler(index, block, delta)
 
@@ -178,9 +167,9 @@ class _Folder:
     def _message_delta(self, body: dict[str, Any], data: dict[str, Any]) -> None:
         delta, usage = data.get("delta"), data.get("usage")
         if not isinstance(delta, dict):
-            raise self._err("message_delta needs a `delta` object", "delta")
+            raise self.fail("message_delta needs a `delta` object", "delta")
         if not isinstance(usage, dict) or not isinstance(usage.get("output_tokens"), int):
-            raise self._err("message_delta needs usage.output_tokens", "usage.output_tokens")
+            raise self.fail("message_delta needs usage.output_tokens", "usage.output_tokens")
         body["stop_reason"] = delta.get("stop_reason")
         body["stop_sequence"] = delta.get("stop_sequence")
         if "stop_details" in delta or "stop_details" in body:
@@ -230,7 +219,7 @@ class _Folder:
         delta: dict[str, Any],
     ) -> None:
         if "citation" not in delta:
-            raise self._err("citations_delta without `citation`", "delta.citation")
+            raise self.fail("citations_delta without `citation`", "delta.citation")
         if block["type"] == "text":
             if block.get("citations"):
                 block["citations"].append(delta["citation"])
@@ -262,7 +251,7 @@ class _Folder:
             try:
                 block["input"] = from_json(buf.encode("utf-8"), allow_partial=True)
             except ValueError as exc:
-                raise self._err(
+                raise self.fail(
                     f"tool input is not valid (partial) JSON: {exc}; JSON so far: {buf[:80]!r}",
                     "delta.partial_json",
                 ) from None
@@ -272,29 +261,24 @@ class _Folder:
     def _index(self, data: dict[str, Any]) -> int:
         index = data.get("index")
         if not isinstance(index, int) or isinstance(index, bool) or index < 0:
-            raise self._err(f"index must be a non-negative integer, got {index!r}", "index")
+            raise self.fail(f"index must be a non-negative integer, got {index!r}", "index")
         return index
 
     def _open_index(self, body: dict[str, Any], data: dict[str, Any]) -> int:
         index = self._index(data)
         if index >= len(body["content"]):
-            raise self._err(f"content block {index} was never opened", "index")
+            raise self.fail(f"content block {index} was never opened", "index")
         if index in self.stopped:
-            raise self._err(f"content block {index} was already stopped", "index")
+            raise self.fail(f"content block {index} was already stopped", "index")
         return index
 
     def _str(self, delta: dict[str, Any], key: str) -> str:
         value = delta.get(key)
         if not isinstance(value, str):
-            raise self._err(
+            raise self.fail(
                 f"{delta['type']}.{key} must be a string, got {value!r:.40}", f"delta.{key}"
             )
         return value
-
-    def _unknown(self, why: str) -> None:
-        if self.strict:
-            raise self._err(f"{why}; not allowed with strict=True", "event")
-        self.unknown.append(self.i)
 
     def _error_payload(self, event: SSEEvent) -> dict[str, Any]:
         try:
@@ -305,6 +289,3 @@ class _Folder:
             return payload
         # The SDK raises with the raw text as the message in this case; keep it.
         return {"type": "error", "error": {"type": None, "message": event.data}}
-
-    def _err(self, message: str, field: str) -> CodecError:
-        return self.codec.error(message, event_index=self.i, field=field)

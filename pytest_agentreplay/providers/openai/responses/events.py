@@ -1,6 +1,6 @@
 """The event types of an OpenAI Responses stream, by what the fold does with each.
 
-The catalogue :mod:`._openai_responses_fold` dispatches on: lifecycle and terminal
+The catalogue :mod:`.fold` dispatches on: lifecycle and terminal
 events carry the whole response; item and content-part events build the output
 from deltas; progress events are only checked. Anything not listed here is an
 unknown event type (``Folded.unknown``, or an error with ``strict``).

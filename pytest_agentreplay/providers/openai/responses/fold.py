@@ -24,9 +24,11 @@ import copy
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pytest_agentreplay.sse import SSEEvent
-
-from ._openai_responses_events import (
+from ....errors import CodecError
+from ....sse import SSEEvent
+from ...base import Codec, Folded
+from ...roles import EventFolder
+from .events import (
     ITEM_STRINGS,
     KNOWN_EVENT_TYPES,
     LIFECYCLE,
@@ -34,72 +36,60 @@ from ._openai_responses_events import (
     PROGRESS,
     TERMINAL,
 )
-from .base import Codec, Folded
 
-__all__ = ["fold_events"]
+__all__ = ["fold"]
 
 
-def fold_events(codec: Codec, events: Sequence[SSEEvent], *, strict: bool = False) -> Folded:
+def fold(codec: Codec, events: Sequence[SSEEvent], *, strict: bool) -> Folded:
     """Accumulate ``events`` into the final ``Response`` JSON (see module docs).
 
-    Raises :class:`~..errors.CodecError` naming the event number
+    Raises :class:`~....errors.CodecError` naming the event number
     and field for malformed records; unknown event types are listed in
     ``Folded.unknown`` (or raise, with ``strict``).
     """
-    return _Fold(codec, events, strict).run()
+    return _Fold(codec, events, strict=strict).run()
 
 
-class _Fold:
+class _Fold(EventFolder):
     """The accumulator state for one stream."""
 
-    def __init__(self, codec: Codec, events: Sequence[SSEEvent], strict: bool) -> None:
-        self.codec = codec
-        self.events = events
-        self.strict = strict
+    def __init__(self, codec: Codec, events: Sequence[SSEEvent], *, strict: bool) -> None:
+        super().__init__(codec, events, strict=strict)
         self.snapshot: dict[str, Any] | None = None
         self.items: dict[int, dict[str, Any]] = {}
         self.finished: set[int] = set()
         self.terminal: dict[str, Any] | None = None
         self.error: dict[str, Any] | None = None
-        self.unknown: list[int] = []
         self.last_sequence: int | None = None
-        self.index = 0
         self.kind = ""
 
-    def fail(self, message: str, field: str) -> Exception:
-        return self.codec.error(
-            f"{self.kind or 'event'}: {message}", event_index=self.index, field=field
-        )
+    def fail(self, message: str, field: str) -> CodecError:
+        """The error for the current event, naming its type first."""
+        return super().fail(f"{self.kind or 'event'}: {message}", field)
 
     # -- driver ----------------------------------------------------------------------
 
-    def run(self) -> Folded:
-        for index, event in enumerate(self.events):
-            self.index = index
-            if event.data.startswith("[DONE]"):
-                break  # OpenRouter's sentinel: the SDK stops reading here too
-            if self.terminal is not None:
-                self.kind = ""
-                raise self.fail("a record after the terminal event", "type")
-            data = self.payload(event)
-            # The SDK raises on any record whose top-level `error` is truthy, not only
-            # on `error` records (a gateway's `"error": ""` on every event is tolerated).
-            if self.kind == "error" or data.get("error"):
-                self.error = _error_object(data)
-                break
-            self.dispatch(data)
-        return Folded(
-            body=self.body(),
-            complete=self.terminal is not None,
-            error=self.error,
-            unknown=self.unknown,
-        )
+    def step(self, event: SSEEvent) -> bool:
+        if event.data.startswith("[DONE]"):
+            return True  # OpenRouter's sentinel: the SDK stops reading here too
+        if self.terminal is not None:
+            self.kind = ""
+            raise self.fail("a record after the terminal event", "type")
+        data = self.payload(event)
+        # The SDK raises on any record whose top-level `error` is truthy, not only
+        # on `error` records (a gateway's `"error": ""` on every event is tolerated).
+        if self.kind == "error" or data.get("error"):
+            self.error = _error_object(data)
+            return True
+        self.dispatch(data)
+        return False
+
+    def result(self) -> Folded:
+        return self.folded(self.body(), complete=self.terminal is not None, error=self.error)
 
     def payload(self, event: SSEEvent) -> dict[str, Any]:
         self.kind = ""
-        data = self.codec.event_json(self.events, self.index)
-        if not isinstance(data, dict):
-            raise self.fail("data must be a JSON object", "data")
+        data = self.data()
         kind = data.get("type")
         if kind is None and event.event == "error":
             kind = "error"  # a proxy's bare {"error": {...}} record
@@ -126,9 +116,7 @@ class _Fold:
     def dispatch(self, data: dict[str, Any]) -> None:
         kind = self.kind
         if kind not in KNOWN_EVENT_TYPES:
-            if self.strict:
-                raise self.fail("unknown event type (strict mode)", "type")
-            self.unknown.append(self.index)
+            self.skip("unknown event type", "type")
             return
         if kind in LIFECYCLE:
             self.lifecycle(data)

@@ -1,7 +1,7 @@
 """Anthropic content blocks: a neutral part as the final block(s) of a ``Message``, what
 ``content_block_start`` announces for each, and the deltas that grow it.
 
-One part is one block, except a :class:`~..neutral.ServerToolCall`, which is two, as the
+One part is one block, except a :class:`~...neutral.ServerToolCall`, which is two, as the
 API sends a provider-side tool: a ``server_tool_use`` block (its input streamed as
 ``input_json_delta`` fragments, like a tool call's) followed by its result block,
 ``web_search_tool_result`` or ``code_execution_tool_result``, which arrives whole in
@@ -19,13 +19,15 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any
 
-from pytest_agentreplay.neutral import Citation, Part, ServerToolCall, Text, ToolCall
-from pytest_agentreplay.providers.base import RenderContext, iter_text, split_json
+from ...neutral import Citation, Part, ServerToolCall, Text, ToolCall
+from ..base import RenderContext, iter_text, split_json
 
 __all__ = ["B64", "container", "deltas", "opening", "server_tool_usage", "to_blocks"]
 
 B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _CONTAINER_LIFETIME = 3600  # seconds a code-execution container lives after the call
+
+Block = dict[str, Any]
 
 
 def to_blocks(part: Part, ctx: RenderContext) -> list[dict[str, Any]]:
@@ -33,8 +35,7 @@ def to_blocks(part: Part, ctx: RenderContext) -> list[dict[str, Any]]:
     if isinstance(part, Text):
         return [_text(part, ctx)]
     if isinstance(part, ToolCall):
-        ident = part.id or ctx.ids.new("toolu_01", 22)
-        return [{"type": "tool_use", "id": ident, "name": part.name, "input": part.args}]
+        return [_use("tool_use", "toolu_01", part, ctx)]
     if isinstance(part, ServerToolCall):
         return _server_tool(part, ctx)
     signature = part.signature or _signature(ctx)
@@ -58,10 +59,17 @@ def _citation(citation: Citation, ctx: RenderContext) -> dict[str, Any]:
     }
 
 
-def _server_tool(part: ServerToolCall, ctx: RenderContext) -> list[dict[str, Any]]:
-    ident = part.id or ctx.ids.new("srvtoolu_01", 22)
-    use = {"type": "server_tool_use", "id": ident, "name": part.name, "input": part.args}
-    return [use, {"type": f"{part.name}_tool_result", "tool_use_id": ident, **_result(part, ctx)}]
+def _use(kind: str, prefix: str, part: ToolCall | ServerToolCall, ctx: RenderContext) -> Block:
+    """A ``tool_use`` or ``server_tool_use`` block: the call's id (drawn when the reply
+    gives none), its name and its input."""
+    ident = part.id or ctx.ids.new(prefix, 22)
+    return {"type": kind, "id": ident, "name": part.name, "input": part.args}
+
+
+def _server_tool(part: ServerToolCall, ctx: RenderContext) -> list[Block]:
+    use = _use("server_tool_use", "srvtoolu_01", part, ctx)
+    result = {"type": f"{part.name}_tool_result", "tool_use_id": use["id"], **_result(part, ctx)}
+    return [use, result]
 
 
 def _result(part: ServerToolCall, ctx: RenderContext) -> dict[str, Any]:

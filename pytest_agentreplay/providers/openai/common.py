@@ -1,4 +1,6 @@
-"""OpenAI's HTTP errors, shared by the Chat Completions and Responses codecs.
+"""What OpenAI's server adds to every answer, shared by the Chat Completions and
+Responses folders: its HTTP errors, its request ids and its version header, and the
+codec base (:class:`OpenAICodec`) that puts the last two on every response.
 
 Both APIs sit behind the same server, which answers a failed request with
 ``{"error": {"message", "type", "param", "code"}}``, an ``x-request-id`` and, for
@@ -12,10 +14,19 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..neutral import Fault
-from .base import ErrorResponse, RenderContext
+from ...neutral import Fault
+from ..base import ErrorResponse, RenderContext
+from ..roles import FolderCodec, asked_model
 
-__all__ = ["OPENAI_VERSION", "error_headers", "error_object", "error_response", "request_id"]
+__all__ = [
+    "OPENAI_VERSION",
+    "OpenAICodec",
+    "error_headers",
+    "error_object",
+    "error_response",
+    "request_id",
+    "response_headers",
+]
 
 OPENAI_VERSION = "2020-10-01"
 
@@ -117,9 +128,24 @@ def error_headers(fault: Fault, ctx: RenderContext) -> dict[str, str]:
     return headers
 
 
-def error_response(fault: Fault, ctx: RenderContext, model: str) -> ErrorResponse:
-    """The whole HTTP error for ``Fault.http(...)``."""
+def error_response(fault: Fault, ctx: RenderContext) -> ErrorResponse:
+    """The whole HTTP error for ``Fault.http(...)`` (naming the model the request named)."""
     if fault.kind != "http" or fault.status is None:
         raise ValueError(f"error_response needs a Fault.http(...), got {fault.describe()}")
-    body = {"error": error_object(fault, fault.status, model)}
+    body = {"error": error_object(fault, fault.status, asked_model(ctx))}
     return ErrorResponse(status=fault.status, headers=error_headers(fault, ctx), body=body)
+
+
+def response_headers(ctx: RenderContext) -> dict[str, str]:
+    """What a successful answer carries besides its content type: OpenAI's
+    ``x-request-id`` and ``openai-version``."""
+    return {"x-request-id": request_id(ctx), "openai-version": OPENAI_VERSION}
+
+
+class OpenAICodec(FolderCodec):
+    """A codec of one of OpenAI's formats: its answers carry OpenAI's headers."""
+
+    def response_headers(self, ctx: RenderContext, *, streaming: bool) -> dict[str, str]:
+        """Content type plus OpenAI's ``x-request-id`` and ``openai-version``."""
+        headers = super().response_headers(ctx, streaming=streaming)
+        return {**headers, **response_headers(ctx)}

@@ -1,6 +1,6 @@
-"""A ``chat.completion`` body → neutral :class:`~..neutral.Reply`.
+"""A ``chat.completion`` body → neutral :class:`~....neutral.Reply`.
 
-Split out of :mod:`.openai_chat` to keep each module small. Reads the first
+Reads the first
 choice (a neutral reply has one), with the reasoning OpenAI-compatible hosts
 add (``reasoning_content`` / ``reasoning``, Mistral ``thinking`` parts) as
 :class:`Thinking`, a ``refusal`` as text with stop ``refusal``, and usage with
@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pytest_agentreplay import jsonparse
-from pytest_agentreplay.errors import CodecError
-from pytest_agentreplay.neutral import (
+from .... import jsonparse
+from ....errors import CodecError
+from ....neutral import (
     Citation,
     Part,
     Reply,
@@ -24,8 +24,9 @@ from pytest_agentreplay.neutral import (
     ToolCall,
     Usage,
 )
+from ...base import Codec
 
-__all__ = ["read_reply"]
+__all__ = ["to_reply"]
 
 _STOP: dict[str, StopReason] = {
     "stop": "end_turn",
@@ -39,8 +40,12 @@ ErrorFactory = Callable[[str, str], CodecError]
 """``error(message, field)`` → a :class:`CodecError` for this provider."""
 
 
-def read_reply(body: Mapping[str, Any], error: ErrorFactory) -> Reply:
+def to_reply(codec: Codec, body: Mapping[str, Any]) -> Reply:
     """The first choice of ``body`` as a :class:`Reply`."""
+    return _read_reply(body, lambda message, path: codec.error(message, field=path or None))
+
+
+def _read_reply(body: Mapping[str, Any], error: ErrorFactory) -> Reply:
     if not isinstance(body, Mapping):
         raise error("body must be a JSON object", "")
     choices = body.get("choices")

@@ -14,12 +14,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..neutral import Fault
-from .base import ERROR_EVENT_STATUS, ErrorResponse
+from ...neutral import Fault
+from ...sse import SSEEvent
+from ..base import ERROR_EVENT_STATUS, Codec, ErrorResponse, RenderContext
+from ..roles import asked_model
+from .render import sse_data
 
 __all__ = [
     "DEFAULT_EVENT_STATUS",
     "STATUS_CODES",
+    "as_http_error",
+    "error_event",
     "error_object",
     "error_response",
     "google_status",
@@ -184,14 +189,30 @@ def error_object(
     return error
 
 
-def error_response(fault: Fault, *, model: str, content_type: str) -> ErrorResponse:
-    """The HTTP error for ``Fault.http(...)``: Google's JSON body, its content type."""
+def error_response(codec: Codec, fault: Fault, ctx: RenderContext) -> ErrorResponse:
+    """The HTTP error for ``Fault.http(...)``: Google's JSON body, its content type;
+    ``retry_after`` becomes a ``RetryInfo`` detail (``retryDelay``), where Google says
+    when to come back."""
     if fault.kind != "http" or fault.status is None:
         raise ValueError(f"error_response needs a Fault.http(...), got {fault.describe()}")
     status = google_status(fault.error_type, fault.status)
-    body = {
-        "error": error_object(
-            fault.status, status, fault.message, model=model, retry_after=fault.retry_after
-        )
-    }
-    return ErrorResponse(status=fault.status, headers={"content-type": content_type}, body=body)
+    error = error_object(
+        fault.status, status, fault.message, model=asked_model(ctx), retry_after=fault.retry_after
+    )
+    headers = {"content-type": codec.json_content_type}
+    return ErrorResponse(status=fault.status, headers=headers, body={"error": error})
+
+
+def error_event(codec: Codec, fault: Fault, ctx: RenderContext) -> SSEEvent:
+    """``data: {"error": {...}}`` in a stream sent with HTTP 200: google-genai raises
+    ``ServerError`` (5xx codes) or ``ClientError`` (4xx) for it."""
+    status = google_status(fault.error_type or codec.event_error_type, 500)
+    code = http_code(status, 500)
+    error = error_object(code, status, fault.message, model=asked_model(ctx))
+    return SSEEvent(data=sse_data({"error": error}))
+
+
+def as_http_error(codec: Codec, fault: Fault) -> Fault:
+    """An in-stream error on a call that is not streamed: the same error over HTTP."""
+    status = google_status(fault.error_type or codec.event_error_type, 500)
+    return Fault.http(http_code(status, 500), fault.message, error_type=status)

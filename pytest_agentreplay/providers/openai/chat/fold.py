@@ -28,14 +28,14 @@ only when ``data: [DONE]`` arrived without an error.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from pytest_agentreplay.errors import CodecError
-from pytest_agentreplay.providers.base import Folded
-from pytest_agentreplay.sse import SSEEvent
+from ....sse import SSEEvent
+from ...base import Codec, Folded
+from ...roles import EventFolder
 
-__all__ = ["ChatFold"]
+__all__ = ["fold"]
 
 # Keys whose repeated values replace the previous one instead of concatenating.
 _REPLACE_KEYS = frozenset({"index", "type", "role", "id", "channel", "format", "signature"})
@@ -43,9 +43,6 @@ _TOP_FIRST = ("id", "created", "model")  # identity: fixed by the first chunk
 _TOP_SKIP = frozenset({"choices", "object", "obfuscation", "usage", "error"})
 _CHOICE_KEYS = frozenset({"index", "delta", "finish_reason", "logprobs"})
 _KNOWN_EVENTS = (None, "message", "error")
-
-ErrorFactory = Callable[[str, int, str], CodecError]
-"""``error(message, event_index, field)`` → a :class:`CodecError`."""
 
 
 def _accumulate(old: Any, new: Any, key: str) -> Any:
@@ -101,53 +98,44 @@ def _replace_merge(old: Any, new: Any) -> Any:
     return copy.deepcopy(new)
 
 
-class ChatFold:
-    """One fold over one event list; use :meth:`run`."""
+def fold(codec: Codec, events: Sequence[SSEEvent], *, strict: bool) -> Folded:
+    """Accumulate a chunk stream into the ``chat.completion`` body (see the module docs)."""
+    return _Folder(codec, events, strict=strict).run()
 
-    def __init__(self, error: ErrorFactory, *, strict: bool) -> None:
-        self._error = error
-        self._strict = strict
+
+class _Folder(EventFolder):
+    """One fold over one event list."""
+
+    def __init__(self, codec: Codec, events: Sequence[SSEEvent], *, strict: bool) -> None:
+        super().__init__(codec, events, strict=strict)
         self._top: dict[str, Any] | None = None
         self._extras: dict[str, Any] = {}
         self._choices: dict[int, dict[str, Any]] = {}
         self._usage: Any = None
-        self._index = 0
-        self.unknown: list[int] = []
+        self._complete = False
+        self._error: dict[str, Any] | None = None
 
     # -- driving -------------------------------------------------------------
 
-    def run(self, events: Sequence[SSEEvent], parse: Callable[[int], Any]) -> Folded:
-        """Fold ``events``; ``parse(i)`` gives event ``i``'s data as JSON (or raises)."""
-        error: dict[str, Any] | None = None
-        complete = False
-        for i, event in enumerate(events):
-            self._index = i
-            if event.event not in _KNOWN_EVENTS:
-                self._unknown(f"unknown event name {event.event!r}", "event")
-                continue
-            if event.data.startswith("[DONE]"):  # the SDK stops at the same test
-                complete = True
-                break
-            data = parse(i)
-            if not isinstance(data, dict):
-                raise self._fail(f"data must be a JSON object, got {type(data).__name__}", "data")
-            if data.get("error"):
-                error = self._error_object(data["error"])
-                break
-            if event.event == "error":
-                raise self._fail("an 'error' event carries no 'error' object", "error")
-            self._dispatch(data)
-        return Folded(
-            body=self.body(), complete=complete and error is None, error=error, unknown=self.unknown
-        )
+    def step(self, event: SSEEvent) -> bool:
+        if event.event not in _KNOWN_EVENTS:
+            self.skip(f"unknown event name {event.event!r}", "event")
+            return False
+        if event.data.startswith("[DONE]"):  # the SDK stops at the same test
+            self._complete = True
+            return True
+        data = self.data()
+        if data.get("error"):
+            self._error = self._error_object(data["error"])
+            return True
+        if event.event == "error":
+            raise self.fail("an 'error' event carries no 'error' object", "error")
+        self._dispatch(data)
+        return False
 
-    def _fail(self, message: str, field: str) -> CodecError:
-        return self._error(message, self._index, field)
-
-    def _unknown(self, message: str, field: str) -> None:
-        if self._strict:
-            raise self._fail(message + " (strict mode)", field)
-        self.unknown.append(self._index)
+    def result(self) -> Folded:
+        error = self._error
+        return self.folded(self.body(), complete=self._complete and error is None, error=error)
 
     @staticmethod
     def _error_object(error: Any) -> dict[str, Any]:
@@ -160,14 +148,14 @@ class ChatFold:
         elif kind == "":  # Azure prompt / async content filter results
             self._chunk(data, annotation_only=True)
         else:
-            self._unknown(f"unknown object type {kind!r}", "object")
+            self.skip(f"unknown object type {kind!r}", "object")
 
     # -- chunks --------------------------------------------------------------
 
     def _chunk(self, data: dict[str, Any], *, annotation_only: bool) -> None:
         choices = data.get("choices", [])
         if not isinstance(choices, list):
-            raise self._fail("must be a list", "choices")
+            raise self.fail("must be a list", "choices")
         if annotation_only:
             if data.get("prompt_filter_results") is not None:
                 self._extras["prompt_filter_results"] = copy.deepcopy(data["prompt_filter_results"])
@@ -188,17 +176,17 @@ class ChatFold:
 
     def _choice(self, raw: Any, path: str) -> None:
         if not isinstance(raw, dict):
-            raise self._fail("must be an object", path)
+            raise self.fail("must be an object", path)
         index = raw.get("index")
         if not isinstance(index, int) or isinstance(index, bool):
-            raise self._fail("must be an integer", f"{path}.index")
+            raise self.fail("must be an integer", f"{path}.index")
         state = self._choices.setdefault(
             index, {"index": index, "message": {}, "logprobs": None, "finish_reason": None}
         )
         delta = raw.get("delta")
         if delta is not None:
             if not isinstance(delta, dict):
-                raise self._fail("must be an object", f"{path}.delta")
+                raise self.fail("must be an object", f"{path}.delta")
             self._delta(state["message"], delta, f"{path}.delta")
         if raw.get("finish_reason"):
             state["finish_reason"] = raw["finish_reason"]
@@ -211,7 +199,7 @@ class ChatFold:
         if logprobs is None:
             return
         if not isinstance(logprobs, dict):
-            raise self._fail("must be an object", path)
+            raise self.fail("must be an object", path)
         current = state["logprobs"]
         if current is None:
             state["logprobs"] = {
@@ -223,7 +211,7 @@ class ChatFold:
             more = logprobs.get(key)
             if more:
                 if not isinstance(more, list):
-                    raise self._fail("must be a list", f"{path}.{key}")
+                    raise self.fail("must be a list", f"{path}.{key}")
                 current[key] = (current.get(key) or []) + copy.deepcopy(more)
 
     # -- message deltas ------------------------------------------------------
@@ -242,30 +230,30 @@ class ChatFold:
                     and value is not None
                     and not isinstance(value, str)
                 ):
-                    raise self._fail("must be a string, a list of parts or null", f"{path}.{key}")
+                    raise self.fail("must be a string, a list of parts or null", f"{path}.{key}")
                 message[key] = _accumulate(message.get(key), value, key)
 
     def _tool_calls(self, message: dict[str, Any], value: Any, path: str) -> None:
         if value is None:
             return
         if not isinstance(value, list):
-            raise self._fail("must be a list", path)
+            raise self.fail("must be a list", path)
         calls: list[dict[str, Any]] = message.setdefault("tool_calls", [])
         for j, entry in enumerate(value):
             here = f"{path}[{j}]"
             if not isinstance(entry, dict):
-                raise self._fail("must be an object", here)
+                raise self.fail("must be an object", here)
             index = entry.get("index")
             if not isinstance(index, int) or isinstance(index, bool):
-                raise self._fail("must be an integer", f"{here}.index")
+                raise self.fail("must be an integer", f"{here}.index")
             function = entry.get("function") or {}
             if not isinstance(function, dict):
-                raise self._fail("must be an object", f"{here}.function")
+                raise self.fail("must be an object", f"{here}.function")
             arguments = function.get("arguments")
             if arguments is not None and not isinstance(arguments, str):
-                raise self._fail("must be a string", f"{here}.function.arguments")
+                raise self.fail("must be a string", f"{here}.function.arguments")
             if index > len(calls):
-                raise self._fail(
+                raise self.fail(
                     f"tool call index {index} arrived before index {len(calls)}", f"{here}.index"
                 )
             if index == len(calls):
@@ -276,7 +264,7 @@ class ChatFold:
         self, entry: dict[str, Any], function: dict[str, Any], path: str
     ) -> dict[str, Any]:
         if entry.get("id") is None and function.get("name") is None:
-            raise self._fail(
+            raise self.fail(
                 f"delta for tool call index {entry['index']} that was never opened "
                 "(no id or function name)",
                 f"{path}.index",
@@ -307,10 +295,10 @@ class ChatFold:
         if isinstance(value, str):
             value = [{"type": "text", "text": value}]
         if not isinstance(value, list):
-            raise self._fail("must be a string, a list of parts or null", path)
+            raise self.fail("must be a string, a list of parts or null", path)
         for j, part in enumerate(value):
             if not isinstance(part, dict) or not isinstance(part.get("type"), str):
-                raise self._fail("content part needs a string 'type'", f"{path}[{j}].type")
+                raise self.fail("content part needs a string 'type'", f"{path}[{j}].type")
             self._content_part(parts, part, f"{path}[{j}]")
 
     def _content_part(self, parts: list[Any], part: dict[str, Any], path: str) -> None:
@@ -319,7 +307,7 @@ class ChatFold:
         if kind == "text":
             text = part.get("text")
             if not isinstance(text, str):
-                raise self._fail("must be a string", f"{path}.text")
+                raise self.fail("must be a string", f"{path}.text")
             if isinstance(last, dict) and last.get("type") == "text":
                 last["text"] += text
             elif text:
@@ -340,12 +328,12 @@ class ChatFold:
         if isinstance(value, str):
             return value
         if not isinstance(value, list):
-            raise self._fail("must be a string or a list of text parts", path)
+            raise self.fail("must be a string or a list of text parts", path)
         texts = []
         for k, inner in enumerate(value):
             text = inner.get("text") if isinstance(inner, dict) else None
             if not isinstance(text, str):
-                raise self._fail("must be a string", f"{path}[{k}].text")
+                raise self.fail("must be a string", f"{path}[{k}].text")
             texts.append(text)
         return "".join(texts)
 

@@ -1,4 +1,4 @@
-"""Render a neutral :class:`~..neutral.Reply` as Gemini's ``generateContent`` JSON and stream.
+"""Render a neutral :class:`~...neutral.Reply` as Gemini's ``generateContent`` JSON and stream.
 
 The parts go out as the API sends them (:func:`wire_parts`): text as ``{"text"}``,
 thinking as ``{"text", "thought": true}``, a tool call as ``{"functionCall": {"name",
@@ -9,29 +9,33 @@ A thinking with no text is thinking the model did not show: only its signature g
 out. Signatures missing from the reply are made up (base64, as Google's are), since
 Gemini 3 refuses a function call sent back without the signature it came with.
 
-The stream (:func:`iter_chunks`) sends one ``GenerateContentResponse`` per piece: text
+The stream (:func:`iter_events`) sends one ``GenerateContentResponse`` per piece: text
 a word or so at a time (the signature on its first piece), a function call whole, each
 chunk with the running ``usageMetadata``; the last one carries ``finishReason``. Its
-fold (:mod:`._gemini_fold`) is exactly :func:`render_body`.
+fold (:mod:`.fold`) is exactly :func:`render_body`. Each chunk is written as Google
+writes it (:func:`sse_data`).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import json
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import CodecError
-from ..neutral import Part, Reply, StopReason, Text, Thinking, ToolCall, Usage
-from ._gemini_fold import merge_part
-from .base import RenderContext, iter_text, json_data
+from ...errors import CodecError
+from ...neutral import Part, Reply, StopReason, Text, Thinking, ToolCall, Usage
+from ...sse import SSEEvent
+from ..base import Codec, RenderContext, iter_text, json_data
+from .fold import merge_part
 
 __all__ = [
     "FINISH_REASONS",
     "SAFETY_RATINGS",
-    "iter_chunks",
+    "iter_events",
     "render_body",
+    "sse_data",
     "wire_parts",
     "wire_signature",
 ]
@@ -55,6 +59,18 @@ SAFETY_RATINGS: list[dict[str, Any]] = [
     {"category": "HARM_CATEGORY_SEXUALLY_EXPLICIT", "probability": "NEGLIGIBLE"},
 ]
 """What a candidate blocked by the safety filters carries (a refusal, ``SAFETY``)."""
+
+
+# Characters ``str.splitlines`` breaks a line at that JSON leaves raw: google-genai
+# reads a stream with httpx's ``iter_lines``, which splits on them, so a raw U+0085
+# in a text cut the ``data:`` line in two and the SDK raised UnknownApiResponseError.
+_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def sse_data(chunk: dict[str, Any]) -> str:
+    """A chunk as Google writes it in a ``data:`` line: ``", "`` never, ``": "`` always;
+    no character a line reader would break the line at."""
+    return json.dumps(chunk, ensure_ascii=False, separators=(",", ": ")).translate(_LINE_BREAKS)
 
 
 def _signature(ctx: RenderContext) -> str:
@@ -154,7 +170,7 @@ def _content(parts: list[dict[str, Any]], refusal: bool) -> dict[str, Any]:
     return {"parts": parts, "role": "model"}
 
 
-def render_body(reply: Reply, ctx: RenderContext) -> dict[str, Any]:
+def render_body(codec: Codec, reply: Reply, ctx: RenderContext) -> dict[str, Any]:
     """The ``generateContent`` JSON for ``reply``."""
     parts: list[dict[str, Any]] = []
     for wire in wire_parts(reply.parts, ctx):
@@ -196,7 +212,12 @@ def _size(wire: dict[str, Any]) -> int:
     return len(text) if isinstance(text, str) else len(json_data(wire))
 
 
-def iter_chunks(reply: Reply, ctx: RenderContext) -> Iterator[dict[str, Any]]:
+def iter_events(codec: Codec, reply: Reply, ctx: RenderContext) -> Iterator[SSEEvent]:
+    """The stream for ``reply``, lazily: a ``data:`` event per chunk."""
+    return (SSEEvent(data=sse_data(chunk)) for chunk in _chunks(reply, ctx))
+
+
+def _chunks(reply: Reply, ctx: RenderContext) -> Iterator[dict[str, Any]]:
     """The stream's ``GenerateContentResponse`` chunks, lazily; the last one carries
     the ``finishReason`` and the final usage, so the fold is :func:`render_body`."""
     wires = wire_parts(reply.parts, ctx)

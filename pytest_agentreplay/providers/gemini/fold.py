@@ -21,16 +21,13 @@ the prompt was blocked (``promptFeedback.blockReason``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .base import Folded
+from ...sse import SSEEvent
+from ..base import Codec, Folded
+from ..roles import EventFolder
 
-if TYPE_CHECKING:
-    from ..errors import CodecError
-    from ..sse import SSEEvent
-    from .base import Codec
-
-__all__ = ["fold_events", "merge_part"]
+__all__ = ["fold", "merge_part"]
 
 _TEXT_KEYS = frozenset({"text", "thought", "thoughtSignature"})
 
@@ -61,39 +58,33 @@ def merge_part(parts: list[dict[str, Any]], new: Mapping[str, Any]) -> None:
     parts.append(dict(new))
 
 
-def fold_events(codec: Codec, events: Sequence[SSEEvent], *, strict: bool) -> Folded:
+def fold(codec: Codec, events: Sequence[SSEEvent], *, strict: bool) -> Folded:
     """Join ``events`` into the final JSON body (see the module docstring)."""
-    return _Folder(codec, events, strict).run()
+    return _Folder(codec, events, strict=strict).run()
 
 
-class _Folder:
+class _Folder(EventFolder):
     """One fold: the candidates by index, the other top-level fields, the bookkeeping."""
 
-    def __init__(self, codec: Codec, events: Sequence[SSEEvent], strict: bool) -> None:
-        self.codec = codec
-        self.events = events
-        self.strict = strict
+    def __init__(self, codec: Codec, events: Sequence[SSEEvent], *, strict: bool) -> None:
+        super().__init__(codec, events, strict=strict)
         self.candidates: dict[int, dict[str, Any]] = {}
         self.rest: dict[str, Any] = {}
-        self.unknown: list[int] = []
-        self.i = 0
+        self.error: dict[str, Any] | None = None
 
-    def run(self) -> Folded:
-        for index, event in enumerate(self.events):
-            self.i = index
-            if event.event not in (None, "message"):
-                self._unknown(f"event named {event.event!r}: Gemini streams send data only")
-                continue
-            data = self.codec.event_json(self.events, index)
-            if not isinstance(data, dict):
-                raise self._err(f"data must be a JSON object, got {type(data).__name__}", "data")
-            if "error" in data:
-                error = data["error"]
-                return self._folded(dict(error) if isinstance(error, dict) else {"message": error})
-            self._chunk(data)
-        return self._folded(None)
+    def step(self, event: SSEEvent) -> bool:
+        if event.event not in (None, "message"):
+            self.skip(f"event named {event.event!r}: Gemini streams send data only")
+            return False
+        data = self.data()
+        if "error" in data:
+            error = data["error"]
+            self.error = dict(error) if isinstance(error, dict) else {"message": error}
+            return True
+        self._chunk(data)
+        return False
 
-    def _folded(self, error: dict[str, Any] | None) -> Folded:
+    def result(self) -> Folded:
         body: dict[str, Any] = {}
         if self.candidates:
             body["candidates"] = [self.candidates[k] for k in sorted(self.candidates)]
@@ -103,18 +94,14 @@ class _Folder:
         )
         feedback = body.get("promptFeedback")
         blocked = isinstance(feedback, dict) and bool(feedback.get("blockReason"))
-        return Folded(
-            body=body,
-            complete=(finished or blocked) and error is None,
-            error=error,
-            unknown=self.unknown,
-        )
+        error = self.error
+        return self.folded(body, complete=(finished or blocked) and error is None, error=error)
 
     def _chunk(self, data: dict[str, Any]) -> None:
         for key, value in data.items():
             if key == "candidates":
                 if not isinstance(value, list):
-                    raise self._err("must be a list", "candidates")
+                    raise self.fail("must be a list", "candidates")
                 for n, candidate in enumerate(value):
                     self._candidate(candidate, f"candidates[{n}]")
             elif value not in ({}, []) or key not in self.rest:
@@ -122,10 +109,10 @@ class _Folder:
 
     def _candidate(self, raw: Any, path: str) -> None:
         if not isinstance(raw, dict):
-            raise self._err("must be an object", path)
+            raise self.fail("must be an object", path)
         index = raw.get("index", 0)
         if not isinstance(index, int) or isinstance(index, bool):
-            raise self._err(f"must be an integer, got {index!r:.40}", f"{path}.index")
+            raise self.fail(f"must be an integer, got {index!r:.40}", f"{path}.index")
         slot = self.candidates.setdefault(index, {})
         for key, value in raw.items():
             if key == "content":
@@ -135,14 +122,14 @@ class _Folder:
 
     def _content(self, slot: dict[str, Any], raw: Any, path: str) -> None:
         if not isinstance(raw, dict):
-            raise self._err("must be an object", path)
+            raise self.fail("must be an object", path)
         content = slot.setdefault("content", {})
         for key, value in raw.items():
             if key != "parts":
                 content[key] = value
                 continue
             if not isinstance(value, list):
-                raise self._err("must be a list", f"{path}.parts")
+                raise self.fail("must be a list", f"{path}.parts")
             parts = content.setdefault("parts", [])
             for n, part in enumerate(value):
                 self._part(parts, part, f"{path}.parts[{n}]")
@@ -151,18 +138,10 @@ class _Folder:
 
     def _part(self, parts: list[dict[str, Any]], part: Any, path: str) -> None:
         if not isinstance(part, dict):
-            raise self._err("must be an object", path)
+            raise self.fail("must be an object", path)
         if "text" in part and not isinstance(part["text"], str):
-            raise self._err(f"must be a string, got {part['text']!r:.40}", f"{path}.text")
+            raise self.fail(f"must be a string, got {part['text']!r:.40}", f"{path}.text")
         signature = part.get("thoughtSignature")
         if signature is not None and not isinstance(signature, str):
-            raise self._err("must be a base64 string", f"{path}.thoughtSignature")
+            raise self.fail("must be a base64 string", f"{path}.thoughtSignature")
         merge_part(parts, part)
-
-    def _unknown(self, why: str) -> None:
-        if self.strict:
-            raise self._err(f"{why}; not allowed with strict=True", "event")
-        self.unknown.append(self.i)
-
-    def _err(self, message: str, field: str) -> CodecError:
-        return self.codec.error(message, event_index=self.i, field=field)

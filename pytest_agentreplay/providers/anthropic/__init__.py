@@ -1,0 +1,14 @@
+"""Anthropic Messages (``POST …/v1/messages``): the codec and its error catalogue.
+
+One module per role, as in every provider folder (see :mod:`..roles`): ``request``,
+``render`` (content blocks in ``blocks``), ``fold``, ``reply``, ``errors``, assembled by
+``codec``. What the rest of the plugin knows about Anthropic (host, paths, a minimal
+body, body noise) is its entry in :mod:`..catalog`.
+"""
+
+from __future__ import annotations
+
+from .codec import AnthropicCodec
+from .errors import ERROR_MESSAGES, ERROR_TYPES, default_error_type
+
+__all__ = ["ERROR_MESSAGES", "ERROR_TYPES", "AnthropicCodec", "default_error_type"]

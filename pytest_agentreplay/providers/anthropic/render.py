@@ -1,0 +1,174 @@
+"""Render a neutral :class:`~...neutral.Reply` as an Anthropic ``Message`` body, or as
+the event stream the API sends for it::
+
+    message_start, content_block_start, ping, content_block_delta..., content_block_stop,
+    (content_block_start, content_block_delta..., content_block_stop)..., message_delta,
+    message_stop
+
+with ``text_delta`` for text (after one ``citations_delta`` per citation),
+``input_json_delta`` for tool input (an empty fragment first, then the JSON cut
+into uneven pieces, as the API does), ``thinking_delta`` + ``signature_delta`` for
+thinking, a ``server_tool_use`` block and its result block for a provider-side tool
+(:mod:`.blocks`), and the final stop reason and output-token count in
+``message_delta``. The ``ping`` follows the first ``content_block_start`` (or
+``message_start`` when there are no blocks), where the real API puts it.
+
+Both renderings start from one :class:`_Plan` that draws every id from the context
+in one order, so the body and the stream of one reply agree id for id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ...neutral import Reply, StopReason, Usage
+from ...sse import SSEEvent
+from ..base import Codec, RenderContext, json_data
+from .blocks import container, deltas, opening, server_tool_usage, to_blocks
+
+__all__ = ["event", "iter_events", "render_body"]
+
+_PING = SSEEvent(event="ping", data='{"type": "ping"}')  # the API writes this one spaced
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """One reply laid out for rendering: the message head, its content blocks, its
+    usage and its code-execution container (ids drawn once, for both paths)."""
+
+    head: dict[str, Any]
+    blocks: list[dict[str, Any]]
+    usage: Usage
+    container: dict[str, Any] | None
+
+
+def event(name: str, payload: dict[str, Any]) -> SSEEvent:
+    """An event named ``name`` whose data carries the same ``type``, as the API sends."""
+    return SSEEvent(event=name, data=json_data({"type": name, **payload}))
+
+
+def _usage(
+    usage: Usage,
+    *,
+    output_tokens: int,
+    start: bool,
+    end: bool,
+    server_tools: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    """A ``usage`` object: the body's (``start`` and ``end``), ``message_start``'s
+    (``start``: cache breakdown, service tier) or ``message_delta``'s (``end``:
+    final totals, thinking-token details, the server tools used). Cache fields
+    appear only when set, so that a reply's usage survives the round trip unchanged."""
+    out: dict[str, Any] = {"input_tokens": usage.input_tokens}
+    if usage.cache_creation_input_tokens is not None:
+        out["cache_creation_input_tokens"] = usage.cache_creation_input_tokens
+    if usage.cache_read_input_tokens is not None:
+        out["cache_read_input_tokens"] = usage.cache_read_input_tokens
+    if start and usage.cache_creation_input_tokens is not None:
+        out["cache_creation"] = {
+            "ephemeral_5m_input_tokens": usage.cache_creation_input_tokens,
+            "ephemeral_1h_input_tokens": 0,
+        }
+    out["output_tokens"] = output_tokens
+    if end and server_tools is not None:
+        out["server_tool_use"] = server_tools
+    if end and usage.reasoning_tokens is not None:
+        out["output_tokens_details"] = {"thinking_tokens": usage.reasoning_tokens}
+    if start:
+        out["service_tier"] = "standard"
+    return out
+
+
+def _stop_fields(stop: StopReason, ctx: RenderContext) -> dict[str, Any]:
+    """``stop_reason`` / ``stop_sequence`` / ``stop_details`` for a stop reason.
+
+    The matched stop sequence is the request's first one (the reply cannot say
+    which); a refusal carries the API's ``stop_details`` object."""
+    sequence = None
+    if stop == "stop_sequence" and ctx.request is not None:
+        sequences = ctx.request.raw.get("stop_sequences")
+        if isinstance(sequences, list) and sequences and isinstance(sequences[0], str):
+            sequence = sequences[0]
+    details = None
+    if stop == "refusal":
+        details = {"type": "refusal", "category": None, "explanation": None}
+    return {"stop_reason": stop, "stop_sequence": sequence, "stop_details": details}
+
+
+def _plan(reply: Reply, ctx: RenderContext) -> _Plan:
+    """Everything both renderings share, drawn from ``ctx.ids`` in one order."""
+    head = {
+        "model": ctx.model_for(reply),
+        "id": ctx.ids.new("msg_01", 22),
+        "type": "message",
+        "role": "assistant",
+    }
+    blocks = [block for part in reply.parts for block in to_blocks(part, ctx)]
+    return _Plan(head, blocks, ctx.usage_for(reply), container(reply.parts, ctx))
+
+
+def render_body(codec: Codec, reply: Reply, ctx: RenderContext) -> dict[str, Any]:
+    """The ``Message`` JSON ``client.messages.create`` receives."""
+    plan = _plan(reply, ctx)
+    usage = plan.usage
+    extra = {} if plan.container is None else {"container": plan.container}
+    return {
+        **plan.head,
+        "content": plan.blocks,
+        **_stop_fields(reply.stop_reason, ctx),
+        **extra,
+        "usage": _usage(
+            usage,
+            output_tokens=usage.output_tokens,
+            start=True,
+            end=True,
+            server_tools=server_tool_usage(reply.parts),
+        ),
+    }
+
+
+def iter_events(codec: Codec, reply: Reply, ctx: RenderContext) -> Iterator[SSEEvent]:
+    """The stream for ``reply``, lazily; folds to exactly :func:`render_body`'s JSON."""
+    plan = _plan(reply, ctx)
+    usage = plan.usage
+    start_usage = _usage(usage, output_tokens=min(usage.output_tokens, 1), start=True, end=False)
+    yield event(
+        "message_start",
+        {
+            "message": {
+                **plan.head,
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "stop_details": None,
+                "usage": start_usage,
+            }
+        },
+    )
+    if not plan.blocks:
+        yield _PING
+    for index, block in enumerate(plan.blocks):
+        yield event("content_block_start", {"index": index, "content_block": opening(block)})
+        if index == 0:
+            yield _PING
+        for delta in deltas(block, ctx):
+            yield event("content_block_delta", {"index": index, "delta": delta})
+        yield event("content_block_stop", {"index": index})
+    yield _message_delta(reply, plan, ctx)
+    yield event("message_stop", {})
+
+
+def _message_delta(reply: Reply, plan: _Plan, ctx: RenderContext) -> SSEEvent:
+    stop = _stop_fields(reply.stop_reason, ctx)
+    if plan.container is not None:
+        stop["container"] = plan.container
+    end_usage = _usage(
+        plan.usage,
+        output_tokens=plan.usage.output_tokens,
+        start=False,
+        end=True,
+        server_tools=server_tool_usage(reply.parts),
+    )
+    return event("message_delta", {"delta": stop, "usage": end_usage})

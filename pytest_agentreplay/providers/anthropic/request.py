@@ -1,0 +1,132 @@
+"""Parse an Anthropic Messages request body into the neutral :class:`Request`.
+
+Accepts every shape the SDK sends: ``content`` as a string or a list of blocks
+(``None`` is tolerated as "no content"), ``system`` as a string or a list of
+text blocks, ``tool_result.content`` as a string or a list of blocks. Blocks the
+neutral model does not interpret (images, documents, server-tool blocks,
+redacted thinking, ...) are kept as :class:`Other` with their raw JSON. A body of
+the wrong shape raises :class:`CodecError` naming the field path, e.g.
+``messages[2].content[0].type``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...neutral import (
+    Message,
+    MessagePart,
+    Other,
+    Request,
+    Text,
+    Thinking,
+    Tool,
+    ToolCall,
+    ToolResult,
+)
+from ..base import Codec
+from ..validation import Fields, join
+
+__all__ = ["parse"]
+
+_ROLES = ("user", "assistant")
+_check = Fields("anthropic")
+
+
+def parse(codec: Codec, target: str, body: Mapping[str, Any]) -> Request:
+    """``body`` (a ``POST /v1/messages`` JSON object) in neutral form; everything is in
+    the body, so ``target`` is not read."""
+    body = _check.obj(body, "")
+    messages = _check.items(body.get("messages"), "messages", required=False)
+    return Request(
+        provider="anthropic",
+        model=_check.optional_key(body, "model", ""),
+        system=_system(body.get("system")),
+        messages=[_message(m, join("messages", i)) for i, m in enumerate(messages)],
+        tools=[
+            _tool(t, join("tools", i))
+            for i, t in enumerate(_check.items(body.get("tools") or [], "tools"))
+        ],
+        stream=_check.flag(body.get("stream"), "stream"),
+        raw=dict(body),
+    )
+
+
+def _system(system: Any) -> str | None:
+    """``system`` as one string; a list of text blocks is joined with newlines."""
+    if system is None or isinstance(system, str):
+        return system
+    texts = []
+    for i, item in enumerate(_check.items(system, "system")):
+        path = join("system", i)
+        block = _check.obj(item, path)
+        kind = _check.key(block, "type", path)
+        if kind != "text":
+            raise _check.fail(f"system blocks must be text, got {kind!r}", f"{path}.type")
+        texts.append(_check.key(block, "text", path))
+    return "\n".join(texts)
+
+
+def _message(message: Any, path: str) -> Message:
+    message = _check.obj(message, path)
+    role = message.get("role")
+    if role not in _ROLES:
+        raise _check.fail(f"must be 'user' or 'assistant', got {role!r}", f"{path}.role")
+    content = message.get("content")
+    if content is None:
+        parts: list[MessagePart] = []
+    elif isinstance(content, str):
+        parts = [Text(text=content)]
+    else:
+        where = f"{path}.content"
+        parts = [_part(b, join(where, j)) for j, b in enumerate(_check.items(content, where))]
+    return Message(role=role, parts=parts)
+
+
+def _part(block: Any, path: str) -> MessagePart:
+    block = _check.obj(block, path)
+    kind = _check.key(block, "type", path)
+    if kind == "text":
+        return Text(text=_check.key(block, "text", path))
+    if kind == "tool_use":
+        name = _check.name(block.get("name"), f"{path}.name")
+        args = _check.obj(block.get("input", {}), f"{path}.input")
+        return ToolCall(name=name, args=dict(args), id=_check.optional_key(block, "id", path))
+    if kind == "tool_result":
+        return ToolResult(
+            tool_call_id=_check.key(block, "tool_use_id", path),
+            content=_tool_result_text(block.get("content"), f"{path}.content"),
+            is_error=bool(block.get("is_error") or False),
+        )
+    if kind == "thinking":
+        return Thinking(
+            text=_check.key(block, "thinking", path),
+            signature=_check.optional_key(block, "signature", path),
+        )
+    return Other(type=kind, data=dict(block))
+
+
+def _tool_result_text(content: Any, path: str) -> str:
+    """A tool result's text: the string, or its text blocks joined (images etc. skipped)."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    texts = []
+    for i, item in enumerate(_check.items(content, path)):
+        block = _check.obj(item, join(path, i))
+        if _check.key(block, "type", join(path, i)) == "text":
+            texts.append(_check.key(block, "text", join(path, i)))
+    return "".join(texts)
+
+
+def _tool(tool: Any, path: str) -> Tool:
+    """A client tool (``input_schema``) or a server tool (``type`` + ``name``)."""
+    tool = _check.obj(tool, path)
+    schema = tool.get("input_schema")
+    if schema is not None:
+        _check.obj(schema, f"{path}.input_schema")
+    return Tool(
+        name=_check.key(tool, "name", path),
+        description=_check.optional_key(tool, "description", path),
+        parameters=dict(schema or {}),
+    )

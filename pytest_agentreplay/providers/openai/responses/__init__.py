@@ -1,0 +1,13 @@
+"""OpenAI Responses (``POST …/responses``, and ``GET …/responses/{id}`` resuming a
+background response).
+
+One module per role, as in every provider folder (see :mod:`...roles`): ``request``,
+``render``, ``fold`` (its event catalogue in ``events``), ``reply``, ``errors``, assembled
+by ``codec``; what OpenAI's server adds to both of its formats is in :mod:`..common`.
+"""
+
+from __future__ import annotations
+
+from .codec import OpenAIResponsesCodec
+
+__all__ = ["OpenAIResponsesCodec"]

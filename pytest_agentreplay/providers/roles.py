@@ -1,0 +1,225 @@
+"""The roles every provider folder fills, and the codec and fold built on them.
+
+A provider folder (``anthropic/``, ``openai/chat/``, ``openai/responses/``,
+``gemini/``) holds one module per role, each with the same functions under the same
+signatures (the protocols below; mypy checks every folder against them):
+
+* ``request.py``: ``parse(codec, target, body)``, a request in neutral form;
+* ``render.py``: ``render_body(codec, reply, ctx)`` and ``iter_events(codec, reply,
+  ctx)``, a reply as the JSON body and as the SSE events the provider sends;
+* ``fold.py``: ``fold(codec, events, *, strict)``, a stream back to its final body;
+* ``reply.py``: ``to_reply(codec, body)``, a final body back to a neutral reply;
+* ``errors.py``: ``error_response(codec, fault, ctx)`` and ``error_event(codec, fault,
+  ctx)``, the provider's HTTP error and in-stream error;
+
+and ``codec.py``, whose :class:`FolderCodec` subclass names its provider and its
+:class:`Roles`. :class:`FolderCodec` implements the :class:`~.base.Codec` API once over
+the roles (a reply is checked with ``check_renders`` before any role renders it, for
+every provider alike), and :class:`EventFolder` is the loop every ``fold.py`` fills in.
+What the codec can render beyond text and tool calls comes from its catalog entry
+(:mod:`.catalog`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from .base import Codec, ErrorResponse, Folded, RenderContext
+from .catalog import CATALOG
+from .routes import handles
+
+if TYPE_CHECKING:
+    from ..errors import CodecError
+    from ..neutral import Fault, Reply, Request
+    from ..sse import SSEEvent
+
+__all__ = [
+    "ErrorsRole",
+    "EventFolder",
+    "FoldRole",
+    "FolderCodec",
+    "RenderRole",
+    "ReplyRole",
+    "RequestRole",
+    "Roles",
+    "asked_model",
+]
+
+
+class RequestRole(Protocol):
+    """``request.py``: what was asked."""
+
+    def parse(self, codec: Codec, target: str, body: Mapping[str, Any]) -> Request:
+        """``body`` sent to ``target`` (path and query; ``""`` when unknown) in neutral
+        form; a :class:`~..errors.CodecError` names the field that is wrong."""
+
+
+class RenderRole(Protocol):
+    """``render.py``: a reply as the provider sends it."""
+
+    def render_body(self, codec: Codec, reply: Reply, ctx: RenderContext) -> dict[str, Any]:
+        """The non-streaming JSON body."""
+
+    def iter_events(self, codec: Codec, reply: Reply, ctx: RenderContext) -> Iterator[SSEEvent]:
+        """The SSE events, lazily; they fold to exactly :meth:`render_body`'s JSON."""
+
+
+class FoldRole(Protocol):
+    """``fold.py``: a stream back to the body the provider returns without streaming."""
+
+    def fold(self, codec: Codec, events: Sequence[SSEEvent], *, strict: bool) -> Folded:
+        """See :meth:`~.base.Codec.fold_detailed`."""
+
+
+class ReplyRole(Protocol):
+    """``reply.py``: a final body back to a neutral reply."""
+
+    def to_reply(self, codec: Codec, body: Mapping[str, Any]) -> Reply:
+        """See :meth:`~.base.Codec.to_reply`."""
+
+
+class ErrorsRole(Protocol):
+    """``errors.py``: the provider's errors, over HTTP and inside a stream."""
+
+    def error_response(self, codec: Codec, fault: Fault, ctx: RenderContext) -> ErrorResponse:
+        """See :meth:`~.base.Codec.error_response`."""
+
+    def error_event(self, codec: Codec, fault: Fault, ctx: RenderContext) -> SSEEvent:
+        """See :meth:`~.base.Codec.error_event`."""
+
+
+@dataclass(frozen=True)
+class Roles:
+    """A provider folder's role modules: ``Roles(request, render, fold, reply, errors)``."""
+
+    request: RequestRole
+    render: RenderRole
+    fold: FoldRole
+    reply: ReplyRole
+    errors: ErrorsRole
+
+
+def asked_model(ctx: RenderContext) -> str:
+    """The model the request named, else the context's: what an error body names."""
+    return ctx.request.model if ctx.request is not None and ctx.request.model else ctx.model
+
+
+class FolderCodec(Codec):
+    """A built-in codec: the :class:`~.base.Codec` API over its folder's :class:`Roles`.
+
+    A subclass sets :attr:`~.base.Codec.provider` and :attr:`roles`; its
+    ``server_tools`` and ``citations`` are its catalog entry's."""
+
+    roles: ClassVar[Roles]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A codec class that names its provider takes its capabilities from its entry."""
+        super().__init_subclass__(**kwargs)
+        entry = next((e for e in CATALOG.values() if e.name == cls.__dict__.get("provider")), None)
+        if entry is not None:
+            cls.server_tools = entry.server_tools
+            cls.citations = entry.citations
+
+    def handles(self, method: str, path: str) -> bool:
+        """Whether ``method path`` is a model call in this format (see :mod:`.routes`)."""
+        return handles(self.provider, method, path)
+
+    def parse_request(self, body: Mapping[str, Any]) -> Request:
+        """The body alone in neutral form (where it was sent is unknown)."""
+        return self.roles.request.parse(self, "", body)
+
+    def parse_call(self, method: str, target: str, body: Mapping[str, Any]) -> Request:
+        """The request in neutral form, knowing where it was sent."""
+        return self.roles.request.parse(self, target, body)
+
+    def render_body(self, reply: Reply, ctx: RenderContext) -> dict[str, Any]:
+        """The JSON body for ``reply`` (refused first if it holds what the format
+        cannot send: :meth:`~.base.Codec.check_renders`)."""
+        self.check_renders(reply)
+        return self.roles.render.render_body(self, reply, ctx)
+
+    def render_events(self, reply: Reply, ctx: RenderContext) -> list[SSEEvent]:
+        """The stream for ``reply``; folds to exactly :meth:`render_body`'s JSON. Ids are
+        drawn in the same order as :meth:`render_body`, so two contexts with the same
+        seed give the same ids on both paths."""
+        return list(self.iter_events(reply, ctx))
+
+    def iter_events(self, reply: Reply, ctx: RenderContext) -> Iterator[SSEEvent]:
+        """:meth:`render_events`, lazily: the first event costs the same whatever the
+        length of the reply. A reply the format cannot send is refused at once."""
+        self.check_renders(reply)
+        return self.roles.render.iter_events(self, reply, ctx)
+
+    def fold_detailed(self, events: Sequence[SSEEvent], *, strict: bool = False) -> Folded:
+        """The final JSON of a stream, as the provider's SDK accumulates it."""
+        return self.roles.fold.fold(self, events, strict=strict)
+
+    def to_reply(self, body: Mapping[str, Any]) -> Reply:
+        """A final JSON body back to a neutral reply."""
+        return self.roles.reply.to_reply(self, body)
+
+    def error_response(self, fault: Fault, ctx: RenderContext) -> ErrorResponse:
+        """The provider's HTTP error for ``Fault.http(...)``."""
+        return self.roles.errors.error_response(self, fault, ctx)
+
+    def error_event(self, fault: Fault, ctx: RenderContext) -> SSEEvent:
+        """The provider's in-stream error event for ``Fault.error_event(...)``."""
+        return self.roles.errors.error_event(self, fault, ctx)
+
+
+class EventFolder(ABC):
+    """One fold of one stream: the loop, the bookkeeping and the errors every
+    ``fold.py`` shares. A subclass says what one event does (:meth:`step`) and what
+    the stream added up to (:meth:`result`)."""
+
+    def __init__(self, codec: Codec, events: Sequence[SSEEvent], *, strict: bool) -> None:
+        self.codec = codec
+        self.events = events
+        self.strict = strict
+        self.unknown: list[int] = []
+        """Indexes of the well-formed events of types this fold does not know."""
+        self.index = 0
+        """The number of the event being folded."""
+
+    def run(self) -> Folded:
+        """Fold the events until the stream ends or :meth:`step` stops it."""
+        for index, event in enumerate(self.events):
+            self.index = index
+            if self.step(event):
+                break
+        return self.result()
+
+    @abstractmethod
+    def step(self, event: SSEEvent) -> bool:
+        """Fold one event; ``True`` ends the fold (an error, a terminator)."""
+
+    @abstractmethod
+    def result(self) -> Folded:
+        """What the events folded so far add up to."""
+
+    def folded(
+        self, body: dict[str, Any], *, complete: bool, error: dict[str, Any] | None = None
+    ) -> Folded:
+        """A :class:`~.base.Folded` with this fold's unknown events."""
+        return Folded(body=body, complete=complete, error=error, unknown=self.unknown)
+
+    def data(self) -> dict[str, Any]:
+        """The current event's data, which must be a JSON object."""
+        data = self.codec.event_json(self.events, self.index)
+        if not isinstance(data, dict):
+            raise self.fail(f"data must be a JSON object, got {type(data).__name__}", "data")
+        return data
+
+    def fail(self, message: str, field: str) -> CodecError:
+        """The error for the current event, naming ``field``."""
+        return self.codec.error(message, event_index=self.index, field=field)
+
+    def skip(self, why: str, field: str = "event") -> None:
+        """An event this fold does not know: listed in ``Folded.unknown`` (so nothing a
+        provider adds later is silently lost), or with ``strict`` an error."""
+        if self.strict:
+            raise self.fail(f"{why}; not allowed with strict=True", field)
+        self.unknown.append(self.index)
