@@ -68,8 +68,8 @@ if TYPE_CHECKING:
         assert_terminal_error_turn,
         assert_tool_retries_resend_identical_arguments,
     )
+    from .errors import InvariantViolation
     from .parity import DEFAULT_CHUNKINGS, ParityRun
-    from .report import InvariantViolation
 
 __all__ = [
     "DEFAULT_CHUNKINGS",
@@ -110,6 +110,6 @@ if not TYPE_CHECKING:  # type checkers read the imports above
                 "assert_tool_retries_resend_identical_arguments",
             ),
             ".parity": ("DEFAULT_CHUNKINGS", "ParityRun"),
-            ".report": ("InvariantViolation",),
+            ".errors": ("InvariantViolation",),
         },
     )

@@ -27,9 +27,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from ..model import ToolCall, ToolResult
+from ..neutral import ToolCall, ToolResult
 from ..runlog.entries import InterruptRequested, ToolCalled, ToolResulted
-from .report import dump, fail
+from .errors import dump, fail
 
 if TYPE_CHECKING:
     from ..mcp.fake.calls import ToolServerCall

@@ -33,7 +33,7 @@ from .routes import handles
 
 if TYPE_CHECKING:
     from ..errors import CodecError
-    from ..model import Fault, Reply, Request
+    from ..neutral import Fault, Reply, Request
     from ..sse import SSEEvent
 
 __all__ = [

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from pytest_agentreplay import providers
-from pytest_agentreplay.model import PROVIDERS, Provider
+from pytest_agentreplay.neutral import PROVIDERS, Provider
 from pytest_agentreplay.providers import codec_for, detect, target
 from pytest_agentreplay.providers.catalog import CATALOG, DEFAULT_HOSTS, facts
 from pytest_agentreplay.providers.roles import FolderCodec

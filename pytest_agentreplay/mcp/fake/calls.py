@@ -1,6 +1,6 @@
 """What a fake tool server saw: one :class:`ToolServerCall` per ``tools/call``.
 
-The tool side's :class:`~pytest_agentreplay.model.ModelCall`: the tool, the arguments
+The tool side's :class:`~pytest_agentreplay.neutral.ModelCall`: the tool, the arguments
 as the client sent them, and how the call ended — the result or the JSON-RPC error
 the client was sent, or why it got neither. A call is logged when it arrives
 (``outcome`` ``None`` while it runs) and ended once: the first ending counts, so a

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ...model import Provider
+from ...neutral import Provider
 from ..base import RenderContext
 from ..roles import FolderCodec, Roles
 from . import errors, fold, render, reply, request

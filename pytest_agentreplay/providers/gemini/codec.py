@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ...model import Fault, Provider
+from ...neutral import Fault, Provider
 from ...sse import LineEnd
 from ..base import RenderContext, estimate_tokens, json_data
 from ..roles import FolderCodec, Roles

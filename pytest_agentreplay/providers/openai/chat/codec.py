@@ -22,10 +22,10 @@ Citations: the text parts' citations are the message's ``url_citation``
 ``annotations`` (what OpenAI's search models send), spans counted in the joined
 content, streamed as one ``annotations`` delta after the content. Provider-side
 tools: Chat Completions has no item for them, so a reply holding a
-:class:`~....model.ServerToolCall` is refused (``Codec.check_renders``).
+:class:`~....neutral.ServerToolCall` is refused (``Codec.check_renders``).
 
 Thinking: OpenAI's Chat Completions API has no reasoning field, so
-:class:`~....model.Thinking` parts are *not rendered* by default.
+:class:`~....neutral.Thinking` parts are *not rendered* by default.
 ``OpenAIChatCodec(reasoning_field="reasoning_content")`` (DeepSeek) or
 ``"reasoning"`` (Groq, OpenRouter) renders them the way those hosts do. Folding
 and :meth:`OpenAIChatCodec.to_reply` always keep reasoning that a host sent

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ....model import Provider
+from ....neutral import Provider
 from ...roles import Roles
 from ..common import OpenAICodec
 from . import errors, fold, render, reply, request
