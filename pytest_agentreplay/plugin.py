@@ -251,7 +251,7 @@ def blocking_tools(request: pytest.FixtureRequest, _agentreplay_router: Router) 
 @pytest.fixture
 def tool_server(
     request: pytest.FixtureRequest, _agentreplay_router: Router
-) -> Iterator[ToolServerListener]:
+) -> Iterator[ToolServerListener[FakeToolServer]]:
     """The test's fake tool server on a real loopback port, for clients in child
     processes: ``tool_server.url`` is its MCP endpoint, ``tool_server.tools`` the fake
     (the same one as ``scripted_tools``). Closed at teardown."""

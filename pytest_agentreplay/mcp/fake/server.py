@@ -112,7 +112,7 @@ class FakeToolServer(Serving):
         self._holds = ToolHolds()
         self._lock = threading.Lock()
         self._problems: list[str] = []
-        self._listener: ToolServerListener | None = None
+        self._listener: ToolServerListener[FakeToolServer] | None = None
 
     # --- configuring ------------------------------------------------------------
 
@@ -187,7 +187,9 @@ class FakeToolServer(Serving):
 
     # --- other transports ---------------------------------------------------------
 
-    def listen(self, *, host: str = "127.0.0.1", port: int = 0) -> ToolServerListener:
+    def listen(
+        self, *, host: str = "127.0.0.1", port: int = 0
+    ) -> ToolServerListener[FakeToolServer]:
         """Serve on a real loopback port (``with tools.listen() as server: server.url``)."""
         from .listening import ToolServerListener  # noqa: PLC0415 - a port is rare
 
