@@ -14,6 +14,8 @@ from pytest_agentreplay import FakeModel, Reply, invariants
 from pytest_agentreplay.mcp.fake import FakeToolServer, ToolFault
 from pytest_agentreplay.runlog import RunLog, StepCompleted, ToolCalled, ToolResulted
 
+from ._frameworks import openai_agents_server, pydantic_ai_toolset
+
 pytestmark = pytest.mark.anyio
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -56,15 +58,16 @@ def _assert_stopped_once(log: RunLog) -> None:
 # --- stop while a tool is blocked ---------------------------------------------------------------
 
 
+@pytest.mark.parametrize("transport", ["http", "stdio"])
 async def test_pydantic_ai_stop_while_a_tool_is_blocked(
-    scripted_model: FakeModel, blocking_tools: FakeToolServer
+    transport: str, scripted_model: FakeModel, blocking_tools: FakeToolServer
 ) -> None:
     from pydantic_ai import Agent, capture_run_messages
-    from pydantic_ai.mcp import MCPToolset
 
     blocking_tools.tool("weather", input_schema=CITY)  # the held call needs no answer
     scripted_model.script(Reply.tool_call("weather", LEEDS))
-    agent = Agent("anthropic:claude-sonnet-4-6", toolsets=[MCPToolset(blocking_tools.url)])
+    toolset = pydantic_ai_toolset(blocking_tools, transport)
+    agent = Agent("anthropic:claude-sonnet-4-6", toolsets=[toolset])
 
     with capture_run_messages() as messages:
         run = asyncio.ensure_future(agent.run("Weather in Leeds?"))
@@ -87,17 +90,17 @@ async def test_pydantic_ai_stop_while_a_tool_is_blocked(
     ]
 
 
+@pytest.mark.parametrize("transport", ["http", "stdio"])
 async def test_openai_agents_stop_while_a_tool_is_blocked(
-    scripted_model: FakeModel, blocking_tools: FakeToolServer
+    transport: str, scripted_model: FakeModel, blocking_tools: FakeToolServer
 ) -> None:
     from agents import Agent, Runner
-    from agents.mcp import MCPServerStreamableHttp
 
     blocking_tools.tool("weather", input_schema=CITY)
     scripted_model.script(Reply.tool_call("weather", LEEDS))
     log = RunLog.from_fake(scripted_model).watch(blocking_tools)
 
-    async with MCPServerStreamableHttp(params={"url": blocking_tools.url}, name="w") as server:
+    async with openai_agents_server(blocking_tools, transport) as server:
         agent = Agent(name="weatherbot", model="gpt-4o", mcp_servers=[server])
         result = Runner.run_streamed(agent, "Weather in Leeds?")
 

@@ -8,14 +8,15 @@ and ``mcp.shared.context.RequestContext``, which mcp 2 removed.)"""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from pytest_agentreplay import FakeModel, Reply
 from pytest_agentreplay.mcp.fake import FakeToolServer
 
+from ._frameworks import openai_agents_server, pydantic_ai_toolset
+
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
 
 pytestmark = pytest.mark.anyio
 
@@ -42,16 +43,6 @@ def _weather(tools: FakeToolServer) -> None:
     )
 
 
-def _pydantic_ai_toolset(tools: FakeToolServer, transport: str) -> Any:
-    from fastmcp.client.transports import StdioTransport
-    from pydantic_ai.mcp import MCPToolset
-
-    if transport == "http":
-        return MCPToolset(tools.url)
-    command = tools.stdio_command()
-    return MCPToolset(StdioTransport(command.command, list(command.args)))
-
-
 @pytest.mark.parametrize("transport", ["http", "stdio"])
 async def test_pydantic_ai_calls_a_scripted_tool(
     transport: str, scripted_model: FakeModel, scripted_tools: FakeToolServer
@@ -61,7 +52,7 @@ async def test_pydantic_ai_calls_a_scripted_tool(
     _weather(scripted_tools)
     scripted_model.script(Reply.tool_call("weather", {"city": "Leeds"}), "Rain, then.")
     agent = Agent(
-        "anthropic:claude-sonnet-4-6", toolsets=[_pydantic_ai_toolset(scripted_tools, transport)]
+        "anthropic:claude-sonnet-4-6", toolsets=[pydantic_ai_toolset(scripted_tools, transport)]
     )
 
     result = await agent.run("Weather in Leeds?")
@@ -80,14 +71,6 @@ async def test_pydantic_ai_calls_a_scripted_tool(
     assert "Rain in Leeds." in str(answer.content)
 
 
-def _openai_agents_server(tools: FakeToolServer, transport: str) -> Any:
-    from agents.mcp import MCPServerStdio, MCPServerStreamableHttp
-
-    if transport == "http":
-        return MCPServerStreamableHttp(params={"url": tools.url}, name="weather")
-    return MCPServerStdio(params=tools.stdio_command().params(), name="weather")
-
-
 @pytest.mark.parametrize("transport", ["http", "stdio"])
 async def test_openai_agents_calls_a_scripted_tool(
     transport: str, scripted_model: FakeModel, scripted_tools: FakeToolServer
@@ -96,7 +79,7 @@ async def test_openai_agents_calls_a_scripted_tool(
 
     _weather(scripted_tools)
     scripted_model.script(Reply.tool_call("weather", {"city": "York"}), "Rain, then.")
-    async with _openai_agents_server(scripted_tools, transport) as server:
+    async with openai_agents_server(scripted_tools, transport) as server:
         agent = Agent(name="weatherbot", model="gpt-4o", mcp_servers=[server])
         result = await Runner.run(agent, "Weather in York?")
 
