@@ -158,3 +158,35 @@ def test_a_stdio_crash_exits_with_its_status(scripted_tools: FakeToolServer) -> 
         ("boom", "crashed", "stdio")
     ]
     assert command.argv[0] == sys.executable
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_block_of_one_tool_holds_only_its_call(
+    transport: str, scripted_tools: FakeToolServer
+) -> None:
+    """Calls in parallel: ``block("slow")`` holds the slow tool's call while the other
+    tool answers; cancelling the held call lets it go alone, and the next block holds
+    the next call."""
+    scripted_tools.tool("slow", "slow answer").tool("fast", "fast answer", "again")
+    scripted_tools.block("slow").block("slow")
+    async with session(scripted_tools, transport) as client:
+        first = asyncio.ensure_future(client.call_tool("slow", {"n": 1}))
+        assert await scripted_tools.wait_blocked_async(10)
+        assert (await client.call_tool("fast", {})).content[0].text == "fast answer"
+        second = asyncio.ensure_future(client.call_tool("slow", {"n": 2}))
+        while len(scripted_tools.calls) < 3:  # the second slow call has arrived
+            await asyncio.sleep(0.005)
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        assert (await client.call_tool("fast", {})).content[0].text == "again"
+        assert not second.done()  # still held: only the cancelled call was let go
+        scripted_tools.release()
+        assert (await second).content[0].text == "slow answer"
+    outcomes = {(c.tool, c.arguments.get("n")): c.outcome for c in scripted_tools.log}
+    assert outcomes == {
+        ("slow", 1): "cancelled",
+        ("fast", None): "completed",
+        ("slow", 2): "completed",
+    }
+    assert len(scripted_tools.log) == 4
