@@ -1,6 +1,7 @@
 """The ``agentreplay`` command: see, check and fix cassettes without writing code.
 
-``agentreplay inspect | lint | fold | redact | convert | diff | serve``; ``agentreplay
+``agentreplay inspect | lint | fold | redact | convert | diff | import-trace | serve``;
+``agentreplay
 COMMAND --help`` describes each. This module only builds the argument parser and
 dispatches: each subcommand lives in a module of this package (``inspect``,
 ``lint``, ``redact``, ``convert``, ``diff``) imported when it runs, so
@@ -332,6 +333,38 @@ def _diff(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
 
 
+def _import_trace(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = _subparser(
+        commands,
+        "import-trace",
+        "turn a production trace (OpenTelemetry GenAI spans) into a cassette",
+        "Read a trace file - OTLP JSON as the collector's file exporter writes it (one "
+        "resourceSpans or resourceLogs document per line, or a list), a JSON list of spans, "
+        "or GenAI log events (gen_ai.client.inference.operation.details) - and write a "
+        "cassette with one interaction per model call, in the wire format of its provider "
+        "(Anthropic Messages, OpenAI Chat, OpenAI Responses, Gemini), streamed or not as "
+        "the span says (both forms, served as the live request asks, when it does not). "
+        "What the trace cannot know (ids, headers, event boundaries, timings, exact stop "
+        "reasons) is filled in and marked in each interaction's origin; known "
+        "instrumentation quirks are corrected and listed. The cassette matches requests by "
+        "what the trace knows: model, system, messages and streaming. It is scrubbed and "
+        "checked for secrets before it is written, atomically.",
+        _exit_codes("imported", "a secret survived scrubbing (nothing was written)"),
+    )
+    parser.add_argument("trace", metavar="TRACE", help="the trace file")
+    parser.add_argument(
+        "-o", "--output", metavar="CASSETTE", required=True, help="the cassette to write"
+    )
+    parser.add_argument("--force", action="store_true", help="replace CASSETTE if it exists")
+    parser.add_argument(
+        "--skip-unknown",
+        action="store_true",
+        help="leave out (and list) model calls of providers this plugin does not speak, "
+        "instead of refusing the trace",
+    )
+    _add_scrub_options(parser)
+
+
 def _serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = _subparser(
         commands,
@@ -401,7 +434,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"agentreplay {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for add in (_inspect, _lint, _fold, _redact, _convert, _diff, _serve):
+    for add in (_inspect, _lint, _fold, _redact, _convert, _diff, _import_trace, _serve):
         add(commands)
     return parser
 
@@ -414,6 +447,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "redact": (".redact", "run_redact"),
     "convert": (".convert", "run_convert"),
     "diff": (".diff", "run_diff"),
+    "import-trace": (".import_trace", "run_import_trace"),
     "serve": (".serve", "run_serve"),
 }
 

@@ -29,6 +29,7 @@ from .lint_checks import (
     check_unscrubbed,
 )
 from .lint_streams import check_interactions
+from .origins import origin_lines
 from .redact import build_scrubber
 
 __all__ = ["Finding", "lint_file", "run_lint"]
@@ -85,6 +86,8 @@ def run_lint(args: argparse.Namespace, output: Output) -> int:
             output.lines(f.github() for f in found)
         else:
             output.lines(f.text() for f in found)
+        if args.format != "json":
+            output.lines(_imported(_path))
     if args.format == "json":
         output.print(json.dumps([asdict(f) for f in collected], indent=2, ensure_ascii=False))
     elif args.format == "text":
@@ -92,6 +95,20 @@ def run_lint(args: argparse.Namespace, output: Output) -> int:
     else:
         output.note(_summary(files, dirty, total))
     return EXIT_FINDINGS if total else EXIT_OK
+
+
+def _imported(path: Path) -> list[str]:
+    """``path: interaction #n: origin ...`` for each interaction imported from a trace:
+    not a problem, but what a reviewer of a finding about it must know."""
+    try:
+        cassette = loads(read_bytes(path), path=str(path))
+    except CassetteFormatError:
+        return []  # reported by the schema check
+    return [
+        f"{path}: interaction #{n}: {line}"
+        for n, interaction in enumerate(cassette.interactions)
+        for line in origin_lines(interaction.origin)
+    ]
 
 
 def _summary(files: int, dirty: int, total: int) -> str:

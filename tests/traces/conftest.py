@@ -3,6 +3,7 @@ instrumentations, spans written to a file as the collector's file exporter write
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -60,4 +61,7 @@ class Traced:
 @pytest.fixture
 def traced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """``with traced("anthropic") as trace_file:`` runs traced into ``trace_file``."""
-    return lambda provider: Traced(provider, tmp_path / f"{provider}.jsonl", monkeypatch)
+    runs = itertools.count(1)  # each traced run its own file
+    return lambda provider: Traced(
+        provider, tmp_path / f"{provider}-{next(runs)}.jsonl", monkeypatch
+    )
