@@ -39,12 +39,18 @@ def instrumentor(provider: str) -> Any:
 class Traced:
     """Instrument one provider's SDK into a file while the block runs."""
 
-    def __init__(self, provider: str, path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def __init__(
+        self, provider: str, path: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, Any]
+    ) -> None:
         self.provider, self.path, self.monkeypatch = provider, path, monkeypatch
+        self.env = {**CAPTURE_ENV, **env}
 
     def __enter__(self) -> Path:
-        for name, value in CAPTURE_ENV.items():
-            self.monkeypatch.setenv(name, value)
+        for name, value in self.env.items():  # None: unset, the instrumentation's default
+            if value is None:
+                self.monkeypatch.delenv(name, raising=False)
+            else:
+                self.monkeypatch.setenv(name, value)
         self.tracer_provider = TracerProvider()
         self.tracer_provider.add_span_processor(
             SimpleSpanProcessor(OTLPJsonFileSpanExporter(self.path))
@@ -60,8 +66,9 @@ class Traced:
 
 @pytest.fixture
 def traced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """``with traced("anthropic") as trace_file:`` runs traced into ``trace_file``."""
+    """``with traced("anthropic") as trace_file:`` runs traced into ``trace_file``;
+    ``traced(provider, NAME=value)`` changes the capture settings (``None`` unsets)."""
     runs = itertools.count(1)  # each traced run its own file
-    return lambda provider: Traced(
-        provider, tmp_path / f"{provider}-{next(runs)}.jsonl", monkeypatch
+    return lambda provider, **env: Traced(
+        provider, tmp_path / f"{provider}-{next(runs)}.jsonl", monkeypatch, env
     )

@@ -66,5 +66,8 @@ class OTLPJsonFileLogExporter(LogRecordExporter):
             file.write(json.dumps(document) + "\n")
         return LogRecordExportResult.SUCCESS
 
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return True
+
     def shutdown(self) -> None:
         pass
