@@ -203,3 +203,21 @@ def _gemini() -> str:
     text = "".join(chunk.text or "" for chunk in stream)
     client.close()
     return text
+
+
+def pydantic_ai_run(tracer_provider: Any = None) -> tuple[str, dict[str, Any]]:
+    """A pydantic-ai agent with a tool, traced by pydantic-ai's own instrumentation when
+    ``tracer_provider`` is given: its output and its normalized run log."""
+    from pydantic_ai import Agent
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.models.instrumented import InstrumentationSettings, InstrumentedModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+
+    from pytest_agentreplay.runlog import RunLog
+
+    model: Any = AnthropicModel("claude-test-1", provider=AnthropicProvider(api_key="test-key"))
+    if tracer_provider is not None:
+        model = InstrumentedModel(model, InstrumentationSettings(tracer_provider=tracer_provider))
+    agent = Agent(model, system_prompt=SYSTEM, tools=[weather])
+    result = agent.run_sync(QUESTION)
+    return result.output, RunLog.from_pydantic_ai(result.all_messages()).normalized()
