@@ -14,6 +14,8 @@ and small enough to read in one sitting::
   step's end);
 * :mod:`.providers` — the two SDK clients behind one shape, streaming or not;
 * :mod:`.citations` — the web sources a reply cites, from either provider;
+* :mod:`.diagnostics` — what a step says of itself: its prompt cache (and the
+  context epochs of the session's requests), the text parts of its answer;
 * :mod:`.answers` — what counts as an answer (the silent failures);
 * :mod:`.events` — what the agent reports while it works;
 * :mod:`.errors` — failures classified for the user (kind, retryable, status,
@@ -32,8 +34,11 @@ from .events import (
     MessageDelta,
     ModelStepCompleted,
     ModelStepStarted,
+    PromptCache,
     ServerToolBegin,
     ServerToolEnd,
+    StepContent,
+    StepDiagnostics,
     ToolBegin,
     ToolEnd,
     TurnAborted,
@@ -56,10 +61,13 @@ __all__ = [
     "MessageDelta",
     "ModelStepCompleted",
     "ModelStepStarted",
+    "PromptCache",
     "Provider",
     "ServerToolBegin",
     "ServerToolEnd",
     "SessionConfig",
+    "StepContent",
+    "StepDiagnostics",
     "Store",
     "Tool",
     "ToolBegin",

@@ -55,6 +55,56 @@ class Citation:
     end: int = 0
 
 
+CacheCapability = Literal["unsupported", "automatic", "explicit"]
+CacheOutcome = Literal["unsupported", "unknown", "miss", "hit", "write"]
+RewriteReason = Literal["provider", "model", "system", "tools", "history"]
+ContentPhase = Literal["final_answer", "commentary"]
+
+
+@dataclass(frozen=True)
+class StepContent:
+    """One text part of a step's answer. ``output_index``: the output of the call it
+    belongs to (OpenAI's choice; Anthropic answers one message); ``part_index``: its
+    place among that output's content blocks (a text after a provider-side search is
+    not the first block); ``phase``: ``final_answer`` when the step ends the turn,
+    ``commentary`` when it goes on to call tools; ``annotations``: the sources cited
+    in this part."""
+
+    output_index: int
+    part_index: int
+    phase: ContentPhase
+    text: str
+    annotations: tuple[Citation, ...] = ()
+
+
+@dataclass(frozen=True)
+class PromptCache:
+    """What a step knows of the provider's prompt cache. ``capability``: whether the
+    provider caches prompts, ``automatic`` (OpenAI) or where asked (``explicit``:
+    Anthropic's ``cache_control``); ``outcome``: this call read from it (``hit``),
+    only wrote to it (``write``), neither (``miss``) or cannot say (``unknown``: no
+    usage, the call failed); ``context_epoch``: how many times the session's context
+    was rewritten before this call — sent other than as an extension of the previous
+    request, which a prompt cache cannot reuse — and ``rewrite_reasons``, why this
+    call started a new epoch (empty when it did not)."""
+
+    capability: CacheCapability
+    outcome: CacheOutcome
+    context_epoch: int = 0
+    rewrite_reasons: tuple[RewriteReason, ...] = ()
+
+
+@dataclass(frozen=True)
+class StepDiagnostics:
+    """How a step went, beyond its answer: the provider that made the call, its prompt
+    cache, and what it cost when the agent can tell (``None``: it keeps no price list,
+    and an estimate it cannot make is absent, not zero)."""
+
+    provider: str
+    prompt_cache: PromptCache
+    estimated_cost_microusd: int | None = None
+
+
 @dataclass(frozen=True, kw_only=True)
 class StepEvent:
     """The ids every model-step event carries."""
@@ -79,10 +129,11 @@ class ModelStepCompleted(StepEvent):
     """A model call ended: exactly one of these per :class:`ModelStepStarted`.
     ``started_at`` repeats the start's ``at`` (a consumer that only sees the end can
     still time the step); ``stop_reason`` and ``tool_call_ids`` say, for a completed
-    step, why the model stopped and which tool calls it asked for; ``citations``, the
-    web sources its text cites (see :class:`Citation`). ``retry_in``: when
-    ``retrying`` after a backoff, the seconds until the retry (a user interface can say
-    so)."""
+    step, why the model stopped and which tool calls it asked for, ``end_turn`` whether
+    its answer ends the turn (it asked for no tool), ``content`` the text parts of that
+    answer; ``citations``, the web sources its text cites (see :class:`Citation`).
+    ``retry_in``: when ``retrying`` after a backoff, the seconds until the retry (a
+    user interface can say so). ``diagnostics``: the provider and its prompt cache."""
 
     outcome: StepOutcome
     at: float
@@ -95,6 +146,9 @@ class ModelStepCompleted(StepEvent):
     text: str = ""
     error: AgentError | None = None
     retry_in: float | None = None
+    end_turn: bool = False
+    content: tuple[StepContent, ...] = ()
+    diagnostics: StepDiagnostics | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

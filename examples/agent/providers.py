@@ -61,13 +61,17 @@ def _headers_kept(response: _Response) -> Iterator[None]:
 
 @dataclass
 class ModelReply:
-    """What one model call answered, with the web sources its text cites."""
+    """What one model call answered, with the web sources its text cites. ``texts``:
+    the text parts of its answer, ``(part index, text)`` — the index of the content
+    block that holds it (not kept in the write-ahead log: the parts add up to
+    ``text``)."""
 
     text: str = ""
     tool_calls: list[ToolUse] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     stop_reason: str | None = None
     citations: list[Citation] = field(default_factory=list)
+    texts: list[tuple[int, str]] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         """The reply as the write-ahead log stores it (the same for both paths)."""
@@ -226,6 +230,7 @@ def _anthropic_reply(message: anthropic.types.Message) -> ModelReply:
         ),
         stop_reason=message.stop_reason,
         citations=anthropic_citations(message.content),
+        texts=[(n, b.text) for n, b in enumerate(message.content) if b.type == "text"],
     )
 
 
@@ -319,6 +324,7 @@ async def _openai_stream_reply(
         ToolUse(call_id, name, _arguments(arguments)) for call_id, name, arguments in calls.values()
     ]
     reply.citations = openai_citations(annotations, reply.text)
+    reply.texts = [(0, reply.text)] if reply.text else []
     return reply
 
 
@@ -358,6 +364,7 @@ def _openai_reply(completion: openai.types.chat.ChatCompletion) -> ModelReply:
     if completion.choices:
         choice = completion.choices[0]
         reply.text = choice.message.content or ""
+        reply.texts = [(0, reply.text)] if reply.text else []
         reply.citations = openai_citations(choice.message.annotations, reply.text)
         reply.stop_reason = choice.finish_reason
         reply.tool_calls = [

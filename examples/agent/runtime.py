@@ -30,6 +30,7 @@ from typing import Any, Literal, TypeVar
 
 from .answers import is_silent
 from .config import SessionConfig, Tool
+from .diagnostics import ContextEpochs, ContextKey
 from .errors import PROVIDER_ERRORS, AgentError, classify, no_response, retry_delay
 from .events import (
     NO_USAGE,
@@ -81,6 +82,7 @@ class Agent(StepEvents):
         self._listeners: list[Listener] = []
         self._task: asyncio.Future[ModelReply] | None = None
         self._interrupting = False
+        self._epochs = ContextEpochs()  # the prompt cache's view of the requests sent
 
     @property
     def provider(self) -> str:
@@ -315,6 +317,10 @@ class Agent(StepEvents):
         request = self.client.request(context, list(self.tools.values()))
         self.store.save(self._wal("intent", step, request))
         step.started_at, step.provider = time.time(), self.provider
+        key = ContextKey(
+            self.provider, self.model, self.config.system, tuple(self.tools), tuple(context)
+        )
+        step.context_epoch, step.rewrite_reasons = self._epochs.observe(key)
         self._emit(
             ModelStepStarted(
                 **step.ids(self.session_id),

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from typing import cast
 
+from .diagnostics import content_parts, diagnostics
 from .errors import AgentError
 from .events import (
     Event,
@@ -57,14 +58,16 @@ class StepEvents:
         retry_in: float | None = None,
         reply: ModelReply | None = None,
     ) -> None:
+        # The provider that made the call, not the one a refresh switched to.
+        provider = step.provider or self.provider
+        ends_turn = reply is not None and not reply.tool_calls
         self._emit(
             ModelStepCompleted(
                 **step.ids(self.session_id),
                 outcome=outcome,
                 at=time.time(),
                 started_at=step.started_at,
-                # The provider that made the call, not the one a refresh switched to.
-                provider=step.provider or self.provider,
+                provider=provider,
                 stop_reason=reply.stop_reason if reply else None,
                 tool_call_ids=tuple(call.id for call in reply.tool_calls) if reply else (),
                 citations=tuple(reply.citations) if reply else (),
@@ -72,6 +75,13 @@ class StepEvents:
                 text=text,
                 error=error,
                 retry_in=retry_in,
+                end_turn=ends_turn,
+                content=(
+                    content_parts(reply.texts, reply.citations, ends_turn=ends_turn)
+                    if reply
+                    else ()
+                ),
+                diagnostics=diagnostics(provider, usage, step.context_epoch, step.rewrite_reasons),
             )
         )
 

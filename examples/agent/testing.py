@@ -1,7 +1,8 @@
 """Test support: report what the agent does to a pytest-agentreplay ``RunLog``.
 
 ``record(agent, log)`` subscribes to the agent's events and to its store's writes,
-and turns each into one run-log entry, so that the invariants
+and turns each into one run-log entry — an error with the provider's request id, a
+saved answer with the sources it cites — so that the invariants
 (``pytest_agentreplay.invariants``) and snapshots can read the run::
 
     log = record(agent, RunLog.from_fake(scripted_model))
@@ -13,10 +14,12 @@ This is the only module of the agent that imports the plugin.
 
 from __future__ import annotations
 
+from pytest_agentreplay import Citation as LogCitation
 from pytest_agentreplay import Usage as LogUsage
 from pytest_agentreplay.runlog import RunLog
 
 from .events import (
+    Citation,
     ErrorEvent,
     Event,
     MessageDelta,
@@ -82,6 +85,7 @@ def log_event(log: RunLog, event: Event) -> None:
                 retryable=error.retryable,
                 status=error.status,
                 retry_after=error.retry_after,
+                request_id=error.request_id,
                 turn_id=event.turn_id,
             )
             log.turn_ended(event.turn_id, "failed")
@@ -92,7 +96,8 @@ def log_event(log: RunLog, event: Event) -> None:
 
 
 def log_write(log: RunLog, record: Record) -> None:
-    """One store write as a run-log entry: a saved message, an intent, a completion."""
+    """One store write as a run-log entry: a saved message (with the sources it
+    cites), an intent, a completion."""
     if isinstance(record, Message):
         log.message(
             record.role,
@@ -100,11 +105,22 @@ def log_write(log: RunLog, record: Record) -> None:
             kind=record.kind,
             step_id=record.step_id,
             turn_id=record.turn_id,
+            citations=[_citation(c) for c in record.citations],
         )
     elif record.entry == "intent":
         log.intent(record.key, step_id=record.step_id)
     else:
         log.intent_completed(record.key, step_id=record.step_id)
+
+
+def _citation(citation: Citation) -> LogCitation:
+    return LogCitation(
+        url=citation.url,
+        title=citation.title,
+        cited_text=citation.cited_text,
+        start=citation.start,
+        end=citation.end,
+    )
 
 
 def _usage(usage: Usage | None) -> LogUsage | None:

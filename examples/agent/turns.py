@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .errors import AgentError
-from .events import NO_USAGE, Usage
+from .events import NO_USAGE, RewriteReason, Usage
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,8 @@ class Step:
     step_index: int
     started_at: float = 0.0  # set when the call goes out
     provider: str = ""  # the call's: a credential refresh may switch the agent's
+    context_epoch: int = 0  # the session's context epoch when the call went out
+    rewrite_reasons: tuple[RewriteReason, ...] = ()  # why the call started that epoch
     partial: list[str] = field(default_factory=list)
     open_tools: dict[str, str] = field(default_factory=dict)  # call id -> tool name
     open_server_tools: dict[str, str] = field(default_factory=dict)  # the provider's

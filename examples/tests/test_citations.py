@@ -23,15 +23,19 @@ from agent import (
     ModelStepCompleted,
     ServerToolBegin,
     ServerToolEnd,
+    SessionConfig,
+    StepContent,
     Store,
     ToolBegin,
     TurnComplete,
 )
 from agent.citations import anthropic_citations, openai_citations
 from agent.providers import ModelReply
+from agent.testing import record
 
 from pytest_agentreplay import Citation as Cites
-from pytest_agentreplay import Reply, SearchResult, ServerToolCall, Text
+from pytest_agentreplay import Reply, SearchResult, ServerToolCall, Text, invariants
+from pytest_agentreplay.runlog import RunLog
 
 MET = "https://met.example/leeds"
 INTRO = "Let me look that up. "
@@ -40,6 +44,24 @@ QUESTION = "Will it rain in Leeds tomorrow?"
 SEARCH = ServerToolCall.web_search(
     "Leeds rain tomorrow", [SearchResult(url=MET, title="Met: Leeds")], id="srvtoolu_leeds"
 )
+CITED_AFTER_A_SEARCH = Reply(
+    parts=[
+        Text(text=INTRO),
+        SEARCH,
+        Text(
+            text=ANSWER, citations=[Cites(url=MET, title="Met: Leeds", cited_text="rain tomorrow")]
+        ),
+    ]
+)
+# OpenAI Chat has no provider-side search: the answer cites one source for a span
+# and one for all of it.
+WHOLE = "https://news.example/leeds-weather"
+CITED = {
+    "anthropic": CITED_AFTER_A_SEARCH,
+    "openai": Reply.text(
+        ANSWER, citations=[Cites(url=MET, title="Met: Leeds", start=0, end=4), Cites(url=WHOLE)]
+    ),
+}
 
 
 def _assert_cited(agent: Agent, text: str, cited: tuple[Citation, ...]) -> None:
@@ -65,11 +87,10 @@ async def test_an_anthropic_answer_after_a_web_search_delivers_its_cited_url(str
     and ends ``completed`` with its call id, and the agent runs no tool of its own;
     the cited URL, its title and the quoted passage reach the step's outcome, the
     final message, the saved answer and the write-ahead log, spanning the cited
-    block in the answer's text."""
-    cited_text = Text(
-        text=ANSWER, citations=[Cites(url=MET, title="Met: Leeds", cited_text="rain tomorrow")]
-    )
-    backend.script(Reply(parts=[Text(text=INTRO), SEARCH, cited_text]))
+    block in the answer's text; the step's content is the two text parts, at the
+    indexes of their blocks (the search's two blocks between them), the citation on
+    the second."""
+    backend.script(CITED_AFTER_A_SEARCH)
     agent = Agent(backend.config("anthropic", stream=stream))
 
     result = await agent.run_turn(QUESTION)
@@ -78,6 +99,11 @@ async def test_an_anthropic_answer_after_a_web_search_delivers_its_cited_url(str
     span = (len(INTRO), len(INTRO + ANSWER))
     expected = (Citation(MET, "Met: Leeds", "rain tomorrow", *span),)
     _assert_cited(agent, INTRO + ANSWER, expected)
+    [completed] = agent.events_of(ModelStepCompleted)
+    assert completed.content == (
+        StepContent(0, 0, "final_answer", INTRO),
+        StepContent(0, 3, "final_answer", ANSWER, expected),
+    )
     [begin] = agent.events_of(ServerToolBegin)
     [end] = agent.events_of(ServerToolEnd)
     assert (begin.call_id, begin.name) == ("srvtoolu_leeds", "web_search")
@@ -93,9 +119,8 @@ async def test_an_openai_chat_answer_delivers_its_url_citations(stream, backend)
     one on a span of the answer, one on all of it — reach the step's outcome, the
     final message, the saved answer and the write-ahead log with their URL, title
     and span, in order."""
-    whole = "https://news.example/leeds-weather"
-    notes = [Cites(url=MET, title="Met: Leeds", start=0, end=4), Cites(url=whole)]
-    backend.script(Reply.text(ANSWER, citations=notes))
+    whole = WHOLE
+    backend.script(CITED["openai"])
     agent = Agent(backend.config("openai", stream=stream))
 
     result = await agent.run_turn(QUESTION)
@@ -104,6 +129,62 @@ async def test_an_openai_chat_answer_delivers_its_url_citations(stream, backend)
     expected = (Citation(MET, "Met: Leeds", "", 0, 4), Citation(whole, "", "", 0, len(ANSWER)))
     _assert_cited(agent, ANSWER, expected)
     backend.assert_offline()
+
+
+# The sources each provider's answer cites, as the run log keeps them (spans in the
+# saved answer's text).
+LOGGED = {
+    "anthropic": [
+        Cites(
+            url=MET,
+            title="Met: Leeds",
+            cited_text="rain tomorrow",
+            start=len(INTRO),
+            end=len(INTRO + ANSWER),
+        )
+    ],
+    "openai": [
+        Cites(url=MET, title="Met: Leeds", start=0, end=4),
+        Cites(url=WHOLE, start=0, end=len(ANSWER)),
+    ],
+}
+
+
+@pytest.mark.anyio
+async def test_the_cited_sources_reach_the_run_log_and_its_snapshot(scripted_model, snapshot):
+    """Checks: the run-log adapter passes the saved answer's citations on — URL,
+    title, quoted passage and span — so the run's snapshot (next to this file, in
+    ``__snapshots__/test_citations/``) shows what the answer cites."""
+    scripted_model.script(CITED["anthropic"])
+    agent = Agent(SessionConfig())
+    log = record(agent, RunLog.from_fake(scripted_model))
+
+    await agent.run_turn(QUESTION)
+
+    [answer] = log.messages(role="assistant")
+    assert (answer.text, answer.citations) == (INTRO + ANSWER, LOGGED["anthropic"])
+    assert log == snapshot
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_the_streamed_and_the_json_answer_cite_alike(provider):
+    """Checks: ``assert_stream_parity`` over a cited answer — one SSE event a chunk,
+    the whole body, one byte, seven bytes, and JSON: every run saves the same answer
+    with the same citations (the run log holds them, so a path that lost or moved one
+    would fail the parity)."""
+
+    async def run(stream: bool) -> RunLog:
+        agent = Agent(SessionConfig(provider=provider, stream=stream))
+        log = record(agent)
+        await agent.run_turn(QUESTION)
+        return log
+
+    runs = await invariants.assert_stream_parity_async(run, script=[CITED[provider]])
+
+    for parity_run in runs:
+        [answer] = parity_run.log.messages(role="assistant")
+        assert answer.citations == LOGGED[provider]
 
 
 def test_a_store_saved_before_citations_keeps_its_messages(tmp_path):

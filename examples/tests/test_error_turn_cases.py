@@ -12,11 +12,20 @@ import dataclasses
 import json
 
 import pytest
-from agent import Agent, ErrorEvent, FinalMessage, ModelStepCompleted, SessionConfig, TurnComplete
+from agent import (
+    Agent,
+    ErrorEvent,
+    FinalMessage,
+    MessageDelta,
+    ModelStepCompleted,
+    SessionConfig,
+    TurnComplete,
+)
 from agent.errors import AUTH, NO_RESPONSE
 from agent.testing import record
 
 from pytest_agentreplay import Fault, Reply, invariants
+from pytest_agentreplay.runlog import ErrorReported, RunLog
 
 QUESTION = "What is the weather in Leeds?"
 ANSWER = "It is sunny in Leeds."  # five words: five text deltas
@@ -29,6 +38,9 @@ AFTER_THE_TEXT = {"anthropic": 8, "openai": 6}
 # finish_reason chunk and the usage chunk).
 ALL_BUT_THE_LAST = {"anthropic": 10, "openai": 8}
 SOME_TEXT = {"anthropic": 5, "openai": 3}
+# What those events show, one delta a word: the first two words, on either provider.
+SOME_OF_THE_ANSWER = "It is"
+SOME_OF_TOMORROW = "Tomorrow it"  # of "Tomorrow it will rain."
 # The 401 bodies the providers send for an invalidated token. Anthropic names the
 # request in its body too; the SDK's error keeps Anthropic's whole body, and OpenAI's
 # ``error`` object only.
@@ -57,9 +69,14 @@ def saved(agent: Agent, turn_id: str | None = None) -> list[tuple[str, str, str]
 
 
 def shown(agent: Agent, turn_id: str) -> str:
-    """The text the user saw streamed in the last step of ``turn_id``."""
+    """The text the last step of ``turn_id`` says it had shown (its own buffer)."""
     steps = [e for e in agent.events_of(ModelStepCompleted) if e.turn_id == turn_id]
     return steps[-1].text
+
+
+def streamed(agent: Agent, turn_id: str) -> str:
+    """The text the user saw stream in during ``turn_id``: its deltas."""
+    return "".join(d.text for d in agent.events_of(MessageDelta) if d.turn_id == turn_id)
 
 
 def assert_error_turn(agent: Agent, result, kind: str, log) -> None:
@@ -79,8 +96,8 @@ def assert_error_turn(agent: Agent, result, kind: str, log) -> None:
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 async def test_an_earlier_turn_then_partial_text_then_refused_credentials(provider, backend):
     """Checks: an earlier turn, partial text and a 401 together: the earlier turn
-    stays as it was; this turn keeps its question, the partial text, then the auth
-    error turn."""
+    stays as it was; this turn keeps its question, exactly the text shown before the
+    refusal, then the auth error turn."""
     refused = Fault.error_event(AUTH_ERROR[provider], INVALIDATED, after_events=SOME_TEXT[provider])
     backend.script(Reply.text(ANSWER), Reply.text("Tomorrow it will rain.", fault=refused))
     agent = Agent(backend.config(provider))
@@ -91,13 +108,15 @@ async def test_an_earlier_turn_then_partial_text_then_refused_credentials(provid
     result = await agent.run_turn("And tomorrow?")
 
     assert_error_turn(agent, result, "auth", log)
-    partial = shown(agent, result.turn_id)
-    assert partial and "Tomorrow it will rain.".startswith(partial)
+    assert (shown(agent, result.turn_id), streamed(agent, result.turn_id)) == (
+        SOME_OF_TOMORROW,
+        SOME_OF_TOMORROW,
+    )
     assert before == [("user", "message", QUESTION), ("assistant", "message", ANSWER)]
     assert saved(agent) == [
         *before,
         ("user", "message", "And tomorrow?"),
-        ("assistant", "message", partial),
+        ("assistant", "message", SOME_OF_TOMORROW),
         ("assistant", "error", AUTH),
     ]
     backend.assert_offline()
@@ -111,7 +130,9 @@ async def test_the_error_keeps_the_provider_s_error_body_as_text_and_its_request
     """Checks: the classified error carries the provider's error body verbatim, as
     text (json-equal to what was sent: Anthropic's whole body, its request id inside;
     OpenAI's error object), and the request id of the response's header, while the
-    user sees only the safe message; the write-ahead log keeps both."""
+    user sees only the safe message; the write-ahead log keeps both, and the run log's
+    error record carries the status and the request id (what
+    ``assert_error_metadata_reported`` checks against the response)."""
     backend.script(
         Fault.http(401, INVALIDATED, error_type=AUTH_ERROR[provider], request_id="req_leeds_401")
     )
@@ -135,7 +156,29 @@ async def test_the_error_keeps_the_provider_s_error_body_as_text_and_its_request
     [completion] = [r for r in agent.store.wal(agent.session_id) if r.entry == "completion"]
     assert completion.body["error"]["provider_text"] == error.provider_text
     assert completion.body["error"]["request_id"] == request_id
+    [reported] = log.of(ErrorReported)
+    assert (reported.status, reported.request_id) == (401, request_id)
+    invariants.assert_error_metadata_reported(log)
     backend.assert_offline()
+
+
+@pytest.mark.anyio
+async def test_an_auth_error_turn_s_run_log_names_its_request(scripted_model, snapshot):
+    """The run of a 401, whole, in the snapshot next to this file
+    (``__snapshots__/test_error_turn_cases/``): the question, the failed step, the
+    error turn, and the error record with its status and request id (masked: it
+    differs on every real call, but that there is one shows)."""
+    scripted_model.script(
+        Fault.http(401, INVALIDATED, error_type="authentication_error", request_id="req_leeds_401")
+    )
+    agent = Agent(SessionConfig())
+    log = record(agent, RunLog.from_fake(scripted_model))
+
+    await agent.run_turn(QUESTION)
+
+    [reported] = log.of(ErrorReported)
+    assert reported.request_id == "req_leeds_401"
+    assert log == snapshot
 
 
 @pytest.mark.anyio
@@ -144,8 +187,9 @@ async def test_refreshed_credentials_refused_again_after_partial_text_still_end_
     provider, backend
 ):
     """Checks: the first 401 is healed by a refresh that works; the retried call is
-    refused again after partial text; the refresh is not tried twice; the partial
-    text and the auth error turn are saved; no answer."""
+    refused again after partial text; the refresh is not tried twice; exactly the
+    text shown before the second refusal and the auth error turn are saved; no
+    answer."""
     again = Fault.error_event(AUTH_ERROR[provider], INVALIDATED, after_events=SOME_TEXT[provider])
     backend.script(
         Fault.http(401, INVALIDATED, error_type=AUTH_ERROR[provider]),
@@ -165,11 +209,10 @@ async def test_refreshed_credentials_refused_again_after_partial_text_still_end_
     assert len(refreshes) == 1
     assert [e.outcome for e in agent.events_of(ModelStepCompleted)] == ["retrying", "failed"]
     assert_error_turn(agent, result, "auth", log)
-    partial = shown(agent, result.turn_id)
-    assert partial and ANSWER.startswith(partial)
+    assert shown(agent, result.turn_id) == SOME_OF_THE_ANSWER
     assert saved(agent) == [
         ("user", "message", QUESTION),
-        ("assistant", "message", partial),
+        ("assistant", "message", SOME_OF_THE_ANSWER),
         ("assistant", "error", AUTH),
     ]
     invariants.assert_single_terminal_step(log)
@@ -232,11 +275,10 @@ async def test_a_stream_cut_short_after_the_same_question_was_asked_earlier_is_n
     result = await agent.run_turn(QUESTION)
 
     assert_error_turn(agent, result, "no_response", log)
-    partial = shown(agent, result.turn_id)
-    assert partial and ANSWER.startswith(partial) and partial != ANSWER
+    assert streamed(agent, result.turn_id) == SOME_OF_THE_ANSWER  # not all of ANSWER
     assert saved(agent, result.turn_id) == [
         ("user", "message", QUESTION),
-        ("assistant", "message", partial),
+        ("assistant", "message", SOME_OF_THE_ANSWER),
         ("assistant", "error", NO_RESPONSE),
     ]
     backend.assert_offline()
@@ -282,13 +324,12 @@ async def test_an_earlier_turn_then_a_dropped_stream_keeps_the_partial_in_an_err
     result = await agent.run_turn("And tomorrow?")
 
     assert_error_turn(agent, result, "provider", log)
-    partial = shown(agent, result.turn_id)
-    assert partial and "Tomorrow it will rain.".startswith(partial)
+    assert streamed(agent, result.turn_id) == SOME_OF_TOMORROW
     assert saved(agent) == [
         ("user", "message", QUESTION),
         ("assistant", "message", ANSWER),
         ("user", "message", "And tomorrow?"),
-        ("assistant", "message", partial),
+        ("assistant", "message", SOME_OF_TOMORROW),
         ("assistant", "error", result.error.message),
     ]
     backend.assert_offline()
@@ -302,8 +343,8 @@ async def test_an_earlier_turn_then_a_stream_ending_without_its_stop_reason_is_n
     """Checks: after an earlier turn (another question, answered), the stream ends
     cleanly but early, with partial text and no stop reason: nothing was dropped, so
     nothing is retried; the turn is ``no_response`` (not a provider error), and the
-    whole history is the earlier question and answer, this question, the partial text
-    and the error turn, in that order."""
+    whole history is the earlier question and answer, this question, exactly the text
+    shown before the stream ended and the error turn, in that order."""
     ended = Fault.truncate(after_events=SOME_TEXT[provider])
     backend.script(Reply.text(ANSWER), Reply.text("Tomorrow it will rain.", fault=ended))
     agent = Agent(backend.config(provider))
@@ -313,14 +354,12 @@ async def test_an_earlier_turn_then_a_stream_ending_without_its_stop_reason_is_n
     result = await agent.run_turn("And tomorrow?")
 
     assert_error_turn(agent, result, "no_response", log)
-    partial = shown(agent, result.turn_id)
-    assert partial and "Tomorrow it will rain.".startswith(partial)
-    assert partial != "Tomorrow it will rain."
+    assert streamed(agent, result.turn_id) == SOME_OF_TOMORROW
     assert saved(agent) == [
         ("user", "message", QUESTION),
         ("assistant", "message", ANSWER),
         ("user", "message", "And tomorrow?"),
-        ("assistant", "message", partial),
+        ("assistant", "message", SOME_OF_TOMORROW),
         ("assistant", "error", NO_RESPONSE),
     ]
     assert [e.outcome for e in agent.events_of(ModelStepCompleted)] == ["completed", "failed"]

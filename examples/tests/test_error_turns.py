@@ -16,8 +16,11 @@ from agent import (
     Agent,
     ErrorEvent,
     FinalMessage,
+    MessageDelta,
     ModelStepCompleted,
+    PromptCache,
     SessionConfig,
+    StepDiagnostics,
     TurnComplete,
 )
 from agent.errors import AUTH
@@ -36,6 +39,10 @@ WIRE = {"anthropic": "anthropic", "openai": "openai_chat"}  # the wire formats t
 # Stream events up to the last text delta of FIRST_ANSWER (five words): Anthropic
 # sends message_start, content_block_start and ping first, OpenAI a role chunk.
 AFTER_THE_TEXT = {"anthropic": 8, "openai": 6}
+CACHING = {"anthropic": "explicit", "openai": "automatic"}  # how each caches prompts
+# The text of FIRST_ANSWER (one delta a word) shown before an error after 5 events:
+# Anthropic's first three events carry no text, OpenAI's first one.
+SHOWN_IN_5_EVENTS = {"anthropic": "It is", "openai": "It is sunny in"}
 
 
 def refused(provider: str) -> Fault:
@@ -89,8 +96,9 @@ async def test_refused_credentials_after_partial_text_keep_the_text_before_the_e
     provider, backend
 ):
     """Checks: the credentials are refused by an error event after some text has
-    streamed: the one step fails, the turn fails as ``auth``, and the text the user
-    saw (some of the answer, not all) is saved before the auth error turn."""
+    streamed: the one step fails, the turn fails as ``auth``, and exactly the text the
+    user saw — what the provider sent before the error, some of the answer — is the
+    step's text and is saved before the auth error turn."""
     partial = Fault.error_event(AUTH_ERROR[provider], INVALIDATED, after_events=5)
     backend.script(Reply.text(FIRST_ANSWER, fault=partial))
     agent = Agent(backend.config(provider))
@@ -99,12 +107,13 @@ async def test_refused_credentials_after_partial_text_keep_the_text_before_the_e
     result = await agent.run_turn(QUESTION)
 
     assert_failed_turn(agent, result, "auth")
+    shown = SHOWN_IN_5_EVENTS[provider]
+    assert "".join(d.text for d in agent.events_of(MessageDelta)) == shown
     [step] = agent.events_of(ModelStepCompleted)
-    assert step.outcome == "failed"
-    assert step.text and FIRST_ANSWER.startswith(step.text)  # some text, not all of it
+    assert (step.outcome, step.text) == ("failed", shown)
     assert saved(agent) == [
         ("user", "message", QUESTION),
-        ("assistant", "message", step.text),
+        ("assistant", "message", shown),
         ("assistant", "error", AUTH),
     ]
     invariants.assert_terminal_error_turn(log, error_kind="auth")
@@ -214,7 +223,8 @@ async def test_refused_credentials_healed_by_a_refresh_answer_with_the_replaceme
     model: the refused step is ``retrying``, the retried one completes; the turn is
     done (one ``TurnComplete``, no error event, no error turn); the result, the done
     event and the stored turn name the replacement, and the retried request went to
-    the replacement model."""
+    the replacement model. The switch rewrote the context a prompt cache keys on: the
+    retried step starts context epoch 1, for the provider and the model."""
     backend.script(refused(provider), Reply.text(FIRST_ANSWER))
 
     async def refresh(config: SessionConfig) -> SessionConfig:
@@ -234,6 +244,14 @@ async def test_refused_credentials_healed_by_a_refresh_answer_with_the_replaceme
     assert (done.provider, done.model) == (replacement, model)
     assert agent.events_of(ErrorEvent) == []
     assert [e.outcome for e in agent.events_of(ModelStepCompleted)] == ["retrying", "completed"]
+    refused_step, retried_step = agent.events_of(ModelStepCompleted)
+    assert refused_step.diagnostics == StepDiagnostics(
+        provider, PromptCache(CACHING[provider], "unknown", context_epoch=0)
+    )
+    assert retried_step.diagnostics == StepDiagnostics(
+        replacement,
+        PromptCache(CACHING[replacement], "miss", 1, rewrite_reasons=("provider", "model")),
+    )
     assert saved(agent) == [("user", "message", QUESTION), ("assistant", "message", FIRST_ANSWER)]
     turn = agent.store.turn(result.turn_id)
     assert (turn.status, turn.text, turn.provider, turn.model) == (

@@ -159,6 +159,7 @@ async def test_a_turn_that_died_in_a_tool_goes_on_from_the_saved_reply(
 
 # Stream events before the provider's error event: some text has been shown.
 SOME_TEXT = {"anthropic": 5, "openai": 3}
+SHOWN = "It is"  # what those events show of ANSWER, one delta a word
 
 
 def failing_mid_stream(provider: str) -> Reply:
@@ -216,8 +217,8 @@ async def test_by_default_a_mid_stream_error_completes_the_call_and_fails_the_tu
     provider, backend, tmp_path
 ):
     """Checks, under the default ``stream_error="fail_turn"``: the same mid-stream
-    error writes the call's completion and ends the turn in an error turn after the
-    partial text; nothing dangles, so resume has nothing to re-issue."""
+    error writes the call's completion and ends the turn in an error turn after
+    exactly the text shown; nothing dangles, so resume has nothing to re-issue."""
     backend.script(failing_mid_stream(provider))
     database = str(tmp_path / "agent.db")
     agent = Agent(backend.config(provider), store=Store(database))
@@ -229,8 +230,12 @@ async def test_by_default_a_mid_stream_error_completes_the_call_and_fails_the_tu
     assert [r.entry for r in agent.store.wal(agent.session_id)] == ["intent", "completion"]
     assert agent.store.dangling_intents(agent.session_id) == []
     assert agent.store.pending_turns(agent.session_id) == []
-    kinds = [(m.role, m.kind) for m in agent.store.messages(agent.session_id)]
-    assert kinds == [("user", "message"), ("assistant", "message"), ("assistant", "error")]
+    kinds = [(m.role, m.kind, m.text) for m in agent.store.messages(agent.session_id)]
+    assert kinds == [
+        ("user", "message", QUESTION),
+        ("assistant", "message", SHOWN),
+        ("assistant", "error", failed.error.message),
+    ]
     invariants.assert_terminal_error_turn(log, turn_id=failed.turn_id, error_kind="bad_request")
 
     restarted = Agent(backend.config(provider), store=Store(database), session_id=agent.session_id)

@@ -21,6 +21,7 @@ ANSWER = "It is sunny in Leeds."
 # Events before the failure, after some text: Anthropic sends message_start,
 # content_block_start and ping first, OpenAI a role chunk.
 AFTER_SOME_TEXT = {"anthropic": 5, "openai": 3}
+SOME_TEXT = "It is"  # what those events show of ANSWER, one delta a word
 FAILURES = {
     "cut": lambda after, **headers: Fault.cut(after_events=after, **headers),
     "error event": lambda after, **headers: Fault.error_event(after_events=after, **headers),
@@ -64,8 +65,7 @@ async def test_a_stream_failing_after_its_200_names_its_request_and_retry_after(
     saved_error = completion.body["error"]
     assert (saved_error["request_id"], saved_error["retry_after"]) == expected
     *_, partial, error_turn = agent.store.messages(agent.session_id)
-    assert (partial.kind, partial.text) == ("message", ended.text)
-    assert ended.text  # some text was shown before the failure
+    assert (partial.kind, partial.text, ended.text) == ("message", SOME_TEXT, SOME_TEXT)
     assert (error_turn.kind, error_turn.text) == ("error", result.error.message)
     # Not retried (retry_limit=0); the call ended as the fault ended it, on the fake
     # and in replay alike (a cassette records that the SDK hung up after the error

@@ -21,8 +21,8 @@ ledger) are pure functions of a :class:`~..runlog.RunLog`.
 ``assert_terminal_error_turn``             a failed turn is saved as an error turn, after the
                                            user's question and the partial text the user saw,
                                            with no success event
-``assert_error_metadata_reported``         an HTTP error's status and ``retry-after`` reach
-                                           the error record of its step
+``assert_error_metadata_reported``         an HTTP error's status, ``retry-after`` and
+                                           request id reach the error record of its step
 ``assert_no_model_call_after_interrupt``   once stop is pressed, the turn makes no further
                                            model call (no retry after the backoff)
 ``assert_no_partial_content_saved``        text of an abandoned (retried) step never reaches
@@ -197,14 +197,17 @@ def assert_terminal_error_turn(
 
 def assert_error_metadata_reported(log: RunLog, *, min_errors: int = 1) -> None:
     """Every model call answered with an HTTP error is reported with that response's
-    status and ``retry-after``: a 429's wait reaches the error record of its step.
+    status, ``retry-after`` and request id: a 429's wait reaches the error record of its
+    step, and so does the id support asks for.
 
     Each error record (``error_reported``) belongs to the step it names, else to the step
     that ended last before it; steps are paired with model calls (the *k*-th step started
     made the *k*-th call). A step that ended ``failed`` on an HTTP error must have a
     record; every record of a step whose call got an HTTP error must carry its
     ``status`` and, when the response had one, its ``retry_after`` (in seconds, or the
-    whole seconds of the header). In a log whose steps do not line up with its calls
+    whole seconds of the header) and its ``request_id`` (known for a fake's fault; a
+    recording keeps the header as a placeholder). In a log whose steps do not line up
+    with its calls
     (the SDK retried by itself), the last record goes with the last call that did not
     complete. At least ``min_errors`` records must be checked.
     """

@@ -1,6 +1,7 @@
 """The check about what an error record says: a model call answered with an HTTP error
-(a 429 with ``retry-after``, a 401...) is reported with that status and ``retry-after``,
-so that the user (or the scheduler) knows whether and when to try again.
+(a 429 with ``retry-after``, a 401...) is reported with that status, ``retry-after`` and
+request id, so that the user (or the scheduler) knows whether and when to try again,
+and support can find the request.
 
 Error records are tied to steps (the step they name, else the step that ended last
 before them) and steps to model calls as :mod:`.pairing` says. See
@@ -43,6 +44,13 @@ def _retry_after(call: ModelCall) -> float | None:
     fake's fault says; a recording's error body is not kept as a reply)."""
     fault = call.reply.fault if call.reply is not None else None
     return fault.retry_after if fault is not None and fault.kind == "http" else None
+
+
+def _request_id(call: ModelCall) -> str | None:
+    """The request id the call's error response carried, when known (the fake's fault
+    names it; a recording keeps the header only as a placeholder)."""
+    fault = call.reply.fault if call.reply is not None else None
+    return fault.request_id if fault is not None and fault.kind == "http" else None
 
 
 def _owner(log: RunLog, at: int, record: ErrorReported) -> str | None:
@@ -95,17 +103,23 @@ def _same_wait(reported: str | float | None, seconds: float) -> bool:
 
 
 def _check_record(failure: _Failure, record: ErrorReported) -> None:
-    call, wait = failure.call, _retry_after(failure.call)
-    status_ok = record.status == call.status
-    wait_ok = wait is None or _same_wait(record.retry_after, wait)
-    if status_ok and wait_ok:
+    call, wait, ident = failure.call, _retry_after(failure.call), _request_id(failure.call)
+    checks = {
+        "status": record.status == call.status,
+        "retry-after": wait is None or _same_wait(record.retry_after, wait),
+        "request id": ident is None or record.request_id == ident,
+    }
+    if all(checks.values()):
         return
     sent = f"HTTP {call.status}" + (f" with retry-after {wait:g}" if wait is not None else "")
-    expected = {"status": call.status} | ({"retry_after": wait} if wait is not None else {})
-    logged = {"status": record.status} | (
-        {"retry_after": record.retry_after} if wait is not None else {}
-    )
-    missing = ", ".join(k for k, ok in (("status", status_ok), ("retry-after", wait_ok)) if not ok)
+    sent += f" (request id {ident})" if ident is not None else ""
+    expected: dict[str, object] = {"status": call.status}
+    logged: dict[str, object] = {"status": record.status}
+    if wait is not None:
+        expected["retry_after"], logged["retry_after"] = wait, record.retry_after
+    if ident is not None:
+        expected["request_id"], logged["request_id"] = ident, record.request_id
+    missing = ", ".join(name for name, ok in checks.items() if not ok)
     fail(
         _INVARIANT,
         failure.where,

@@ -22,9 +22,10 @@ API (stable; :mod:`..snapshot` and :mod:`..strategies` build on it)::
     log.tool_call(call_id, name, args=None, step_id=None)
     log.tool_result(call_id, content="", outcome="completed", step_id=None)
     log.server_tool_call(call_id, name, args=None) / log.server_tool_result(call_id, ...)
-    log.message(role, text, kind="message", step_id=None, turn_id=None)
+    log.message(role, text, kind="message", step_id=None, turn_id=None, citations=())
     log.intent(key, step_id=None) / log.intent_completed(key)
-    log.error_reported(kind, message="", retryable=None, status=None, retry_after=None)
+    log.error_reported(kind, message="", retryable=None, status=None, retry_after=None,
+                       request_id=None)
     log.turn_ended(turn_id, outcome="completed")
     log.interrupt_requested(turn_id) / log.resumed()
 
@@ -58,7 +59,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ..jsondiff import json_diff
-from ..model import ModelCall, Usage
+from ..model import Citation, ModelCall, Usage
 from .adapters.calls import collect, requests_seen
 from .adapters.openai_agents import openai_agents_entries, openai_agents_event_entry
 from .adapters.pydantic_ai import pydantic_ai_entries
@@ -297,11 +298,21 @@ class RunLog(ServerToolLog, BaseModel):
         kind: MessageKind = "message",
         step_id: Any = None,
         turn_id: Any = None,
+        citations: Sequence[Citation] = (),
         at: Timestamp | None = None,
     ) -> MessageSaved:
-        """A message persisted to the saved context (``kind="error"`` for an error turn)."""
+        """A message persisted to the saved context (``kind="error"`` for an error turn),
+        with the web sources its text cites."""
         return self.add(
-            MessageSaved(role=role, text=text, kind=kind, step_id=step_id, turn_id=turn_id, at=at)
+            MessageSaved(
+                role=role,
+                text=text,
+                kind=kind,
+                step_id=step_id,
+                turn_id=turn_id,
+                citations=list(citations),
+                at=at,
+            )
         )
 
     def intent(self, key: Any, *, step_id: Any = None, at: Timestamp | None = None) -> IntentIssued:
@@ -322,12 +333,14 @@ class RunLog(ServerToolLog, BaseModel):
         retryable: bool | None = None,
         status: int | None = None,
         retry_after: str | float | None = None,
+        request_id: str | None = None,
         step_id: Any = None,
         turn_id: Any = None,
         at: Timestamp | None = None,
     ) -> ErrorReported:
-        """An error the runtime surfaced, classified as ``kind`` (named so that linters
-        do not take ``log.error(...)`` for a logging call)."""
+        """An error the runtime surfaced, classified as ``kind``, with the provider's
+        ``status``, ``retry_after`` and ``request_id`` (named so that linters do not
+        take ``log.error(...)`` for a logging call)."""
         return self.add(
             ErrorReported(
                 kind=kind,
@@ -335,6 +348,7 @@ class RunLog(ServerToolLog, BaseModel):
                 retryable=retryable,
                 status=status,
                 retry_after=retry_after,
+                request_id=request_id,
                 step_id=step_id,
                 turn_id=turn_id,
                 at=at,

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from ..model import Usage
+from ..model import Citation, Usage
 
 __all__: tuple[str, ...] = (
     "Delta",
@@ -152,7 +152,8 @@ class ServerToolResulted(_Entry):
 
 
 class MessageSaved(_Entry):
-    """A message written to the saved context (the store the next turn reads)."""
+    """A message written to the saved context (the store the next turn reads), with
+    the web sources its text cites (left out of dumps when it cites none)."""
 
     event: Literal["message"] = "message"
     role: Role
@@ -160,6 +161,7 @@ class MessageSaved(_Entry):
     kind: MessageKind = "message"
     step_id: Id | None = None
     turn_id: Id | None = None
+    citations: list[Citation] = Field(default_factory=list, exclude_if=lambda v: not v)
     at: Timestamp | None = None
 
 
@@ -182,7 +184,9 @@ class IntentCompleted(_Entry):
 
 
 class ErrorReported(_Entry):
-    """An error the runtime surfaced: classified ``kind`` (``auth``, ``rate_limit``...)."""
+    """An error the runtime surfaced: classified ``kind`` (``auth``, ``rate_limit``...),
+    with what the provider's response said of it: its ``status``, ``retry_after`` and
+    ``request_id`` (the id support asks for)."""
 
     event: Literal["error"] = "error"
     kind: str
@@ -190,6 +194,7 @@ class ErrorReported(_Entry):
     retryable: bool | None = None
     status: int | None = None
     retry_after: str | float | None = None
+    request_id: str | None = None
     step_id: Id | None = None
     turn_id: Id | None = None
     at: Timestamp | None = None

@@ -153,3 +153,47 @@ def test_a_run_without_an_http_error_fails_unless_none_is_expected(
     with pytest.raises(InvariantViolation, match=r"found 0 error record\(s\) of an HTTP error"):
         invariants.assert_error_metadata_reported(log)
     invariants.assert_error_metadata_reported(log, min_errors=0)
+
+
+def _anthropic_turn(log: RunLog, *, keep_request_id: bool) -> None:
+    """A runtime that reports the 429 it got, with (or without) the response's request id."""
+    client = anthropic.Anthropic(api_key="test", max_retries=0)
+    log.step_started("s1", step_index=0, turn_id="t1")
+    try:
+        client.messages.create(
+            model="m", max_tokens=9, messages=[{"role": "user", "content": "hi"}]
+        )
+    except anthropic.RateLimitError as exc:
+        log.step_completed("s1", "failed")
+        log.error_reported(
+            "rate_limit",
+            exc.message,
+            status=exc.status_code,
+            retry_after=exc.response.headers.get("retry-after"),
+            request_id=exc.request_id if keep_request_id else None,
+            step_id="s1",
+        )
+
+
+@pytest.mark.parametrize("keep", [True, False], ids=["kept", "dropped"])
+def test_the_request_id_of_the_error_response_reaches_the_record(
+    failing_model: FakeModel, keep: bool
+) -> None:
+    """Issue 30: the id support asks for is on the response (``request-id``), not in
+    ``str(exc)``; a record that drops it fails, naming it."""
+    failing_model.fail_with(Fault.http(429, "slow down", retry_after=5, request_id="req_q1"))
+    log = RunLog.from_fake(failing_model)
+    _anthropic_turn(log, keep_request_id=keep)
+
+    if keep:
+        invariants.assert_error_metadata_reported(log)
+        assert log.of(ErrorReported)[0].request_id == "req_q1"
+        return
+    with pytest.raises(InvariantViolation) as failure:
+        invariants.assert_error_metadata_reported(log)
+    lines = str(failure.value).splitlines()
+    assert lines[0].endswith(
+        "model call #0 got HTTP 429 with retry-after 5 (request id req_q1), but the error "
+        "reported for it does not carry the request id (kind 'rate_limit')"
+    )
+    assert "    request_id: response 'req_q1', reported null" in lines

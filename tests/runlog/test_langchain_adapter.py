@@ -94,7 +94,15 @@ def test_a_langgraph_tool_loop_becomes_a_run_log(
     [result] = log.of(ToolResulted)
     assert (call.name, call.args) == ("weather", {"city": "Leeds"})
     assert (result.call_id, result.content) == (call.call_id, "sunny in Leeds")
-    assert [m.text for m in log.of(MessageSaved)] == ["Weather in Leeds?", "It is sunny in Leeds."]
+    # What the graph saved: the question, then what each node wrote to its state (the
+    # answers, each tied to the step that produced it, and the tool's message).
+    saved = [(m.role, m.text, m.step_id) for m in log.of(MessageSaved)]
+    assert saved == [
+        ("user", "Weather in Leeds?", None),
+        ("assistant", "", first.id),
+        ("tool", "sunny in Leeds", None),
+        ("assistant", "It is sunny in Leeds.", second.id),
+    ]
     assert [t.outcome for t in log.of(TurnEnded)] == ["completed"]
     assert bool(log.of(Delta)) is stream
     invariants.assert_single_terminal_step(log)

@@ -12,7 +12,7 @@ import anthropic
 import pytest
 
 import pytest_agentreplay
-from pytest_agentreplay import FakeModel, Fault, Reply, Usage
+from pytest_agentreplay import Citation, FakeModel, Fault, Reply, Usage
 from pytest_agentreplay.runlog import (
     Delta,
     MessageSaved,
@@ -163,6 +163,25 @@ def test_normalized_masks_ids_clocks_and_request_ids() -> None:
         "created_at": "<time>",
         "id": "<id-1>",
     }
+
+
+def test_citations_and_request_ids_are_kept_and_masked_where_volatile() -> None:
+    """Issue 30: a saved answer keeps the sources it cites, an error record the request
+    id of its response; the normalized view keeps the citation and masks the id. An
+    answer that cites nothing dumps as it did before citations existed."""
+    log = RunLog()
+    met = Citation(url="https://met.example/leeds", title="Met", start=0, end=5)
+    log.message("assistant", "Rain tomorrow.", citations=[met])
+    log.message("assistant", "Plain.")
+    log.error_reported("auth", "refused", status=401, request_id="req_011CabcDEF")
+
+    assert RunLog.model_validate_json(log.model_dump_json()) == log
+    cited, plain, error = log.normalized(calls="none")["entries"]
+    assert cited["citations"] == [
+        {"url": "https://met.example/leeds", "title": "Met", "cited_text": "", "start": 0, "end": 5}
+    ]
+    assert "citations" not in plain
+    assert error["request_id"] == "<request-id>"
 
 
 def test_short_ids_are_masked_only_where_they_are_ids() -> None:

@@ -6,7 +6,8 @@
 * :mod:`.openai_agents` — the agent side of an openai-agents run (its result, or
   its stream events one by one);
 * :mod:`.langchain` — the agent side of a LangChain / LangGraph run, from its
-  callbacks (``langchain_handler``).
+  callbacks (``langchain_handler``); what it remembers while the run goes on is in
+  :mod:`.langchain_turns`, how it reads LangChain's objects in :mod:`.langchain_reading`.
 
 Adapters return model calls and entries; :class:`~pytest_agentreplay.runlog.RunLog`
 adds them, so no adapter imports the run log. The framework adapters read their
