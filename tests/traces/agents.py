@@ -8,6 +8,7 @@ traced run) and against the imported cassette (the replay).
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -126,9 +127,12 @@ def _responses() -> str:
         }
     ]
     items: list[Any] = [{"role": "user", "content": QUESTION}]
+    # Each call gets its own copy of the items: OpenLLMetry's OpenAI instrumentation
+    # (0.62.4) adds "type": "message" to the caller's input items in place, which would
+    # change what the traced run sends next (an untraced run sends them as written).
     first = _retrying(
         lambda: client.responses.create(
-            model="gpt-test-1", instructions=SYSTEM, input=items, tools=tools
+            model="gpt-test-1", instructions=SYSTEM, input=copy.deepcopy(items), tools=tools
         ),
         (openai.RateLimitError,),
     )
@@ -147,7 +151,11 @@ def _responses() -> str:
         },
     ]
     stream = client.responses.create(
-        model="gpt-test-1", instructions=SYSTEM, input=items, tools=tools, stream=True
+        model="gpt-test-1",
+        instructions=SYSTEM,
+        input=copy.deepcopy(items),
+        tools=tools,
+        stream=True,
     )
     text = "".join(e.delta for e in stream if e.type == "response.output_text.delta")
     client.close()

@@ -3,10 +3,21 @@ instrumentations, spans written to a file as the collector's file exporter write
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+# Imported at collection, before any in-process pytester run: a nested run drops the
+# modules first imported during it, and an instrumentation imported again wraps a second
+# copy of the SDK's classes over the first (streamed chunks came out two and three times).
+import google.genai  # noqa: F401
+import opentelemetry.instrumentation.anthropic
+import opentelemetry.instrumentation.google_genai
+import opentelemetry.instrumentation.openai
+import pydantic_ai  # noqa: F401
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -24,16 +35,51 @@ CAPTURE_ENV = {
 def instrumentor(provider: str) -> Any:
     """The real instrumentation of ``provider``'s SDK (see pyproject's test extra)."""
     if provider == "anthropic":
-        from opentelemetry.instrumentation.anthropic import AnthropicInstrumentor
-
-        return AnthropicInstrumentor()
+        return opentelemetry.instrumentation.anthropic.AnthropicInstrumentor()
     if provider == "gemini":
-        from opentelemetry.instrumentation.google_genai import GoogleGenAiSdkInstrumentor
+        return opentelemetry.instrumentation.google_genai.GoogleGenAiSdkInstrumentor()
+    return opentelemetry.instrumentation.openai.OpenAIInstrumentor()
 
-        return GoogleGenAiSdkInstrumentor()
-    from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
-    return OpenAIInstrumentor()
+_SDK_PACKAGES = ("openai", "anthropic", "google.genai")
+
+
+def _sdk_methods() -> dict[tuple[type, str], Any]:
+    """Every method of every class in the SDKs' resource modules, as it is now."""
+    found: dict[tuple[type, str], Any] = {}
+    for name, module in list(sys.modules.items()):
+        if module is None or not name.startswith(_SDK_PACKAGES):
+            continue
+        for value in list(vars(module).values()):
+            if isinstance(value, type) and value.__module__ == name:
+                for attribute, method in list(vars(value).items()):
+                    if callable(method):
+                        found[value, attribute] = method
+    return found
+
+
+def _restore(methods: dict[tuple[type, str], Any]) -> None:
+    """Put back what an instrumentation's ``uninstrument`` left wrapped: OpenLLMetry's
+    OpenAI one (0.62.4) stops unwrapping at the first beta API openai 3 no longer has,
+    so ``Responses.create`` stayed wrapped and the next ``instrument`` wrapped it again
+    (each streamed chunk came out once per instrumentation so far)."""
+    for (cls, attribute), method in methods.items():
+        if vars(cls).get(attribute) is not method:
+            setattr(cls, attribute, method)
+
+
+@contextlib.contextmanager
+def instrumented(provider: str, **providers: Any) -> Iterator[None]:
+    """``provider``'s SDK instrumented (``tracer_provider=``, ``logger_provider=``) while
+    the block runs, and exactly as before afterwards (see :func:`_restore`)."""
+    tool = instrumentor(provider)
+    methods = _sdk_methods()
+    tool.instrument(**providers)
+    try:
+        yield
+    finally:
+        tool.uninstrument()
+        _restore(methods)
 
 
 class Traced:
@@ -55,12 +101,12 @@ class Traced:
         self.tracer_provider.add_span_processor(
             SimpleSpanProcessor(OTLPJsonFileSpanExporter(self.path))
         )
-        self.instrumentor = instrumentor(self.provider)
-        self.instrumentor.instrument(tracer_provider=self.tracer_provider)
+        self.instrumented = instrumented(self.provider, tracer_provider=self.tracer_provider)
+        self.instrumented.__enter__()
         return self.path
 
     def __exit__(self, *exc: object) -> None:
-        self.instrumentor.uninstrument()
+        self.instrumented.__exit__(None, None, None)
         self.tracer_provider.shutdown()
 
 

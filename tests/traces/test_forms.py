@@ -20,7 +20,7 @@ from pytest_agentreplay.redact import SecretLeakError
 from pytest_agentreplay.traces import TraceImportError, import_trace, read_trace
 
 from . import agents
-from .conftest import CAPTURE_ENV, instrumentor
+from .conftest import CAPTURE_ENV, instrumented
 from .otlp_file import OTLPJsonFileLogExporter
 
 pytestmark = pytest.mark.filterwarnings(
@@ -51,12 +51,8 @@ def test_a_plain_json_list_of_spans_imports_as_otlp_does(
     for name, value in CAPTURE_ENV.items():
         monkeypatch.setenv(name, value)
     scripted_model.script(*SCRIPT)
-    tool = instrumentor("openai_chat")
-    tool.instrument(tracer_provider=provider)
-    try:
+    with instrumented("openai_chat", tracer_provider=provider):
         agents.run("openai_chat")
-    finally:
-        tool.uninstrument()
     plain = tmp_path / "spans.json"
     plain.write_text(json.dumps([json.loads(s.to_json()) for s in memory.get_finished_spans()]))
 
@@ -83,14 +79,10 @@ def test_the_log_event_form_imports(scripted_model, tmp_path, monkeypatch) -> No
     loggers = LoggerProvider()
     loggers.add_log_record_processor(SimpleLogRecordProcessor(OTLPJsonFileLogExporter(events)))
     spans = TracerProvider()
-    tool = instrumentor("gemini")
-    tool.instrument(tracer_provider=spans, logger_provider=loggers)
     scripted_model.script(*SCRIPT)
-    try:
+    with instrumented("gemini", tracer_provider=spans, logger_provider=loggers):
         agents.run("gemini")
-    finally:
-        tool.uninstrument()
-        loggers.shutdown()
+    loggers.shutdown()
 
     result = import_trace(events)
 
