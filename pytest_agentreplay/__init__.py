@@ -7,15 +7,21 @@ that never use them.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ._lazy import lazy_exports
 from ._version import __version__
 
 if TYPE_CHECKING:
+    from . import cassettes as cassettes
+    from . import invariants as invariants
+    from . import runlog as runlog
+    from . import snapshot as snapshot
+    from . import strategies as strategies
     from .cassettes.miss import CassetteMiss
     from .errors import AgentReplayError, CodecError, SSEDecodeError, SSEEncodeError
-    from .fakes import FakeModel, UnexpectedModelCall
+    from .fakes.fake_model import FakeModel
+    from .fakes.script import UnexpectedModelCall
     from .model import (
         Citation,
         Fault,
@@ -59,48 +65,33 @@ __all__ = [
     "no_network",
 ]
 
-_LAZY = {
-    "AgentReplayError": ".errors",
-    "CodecError": ".errors",
-    "SSEDecodeError": ".errors",
-    "SSEEncodeError": ".errors",
-    "EgressBlocked": ".transport.egress",
-    "NetworkNamespaceUnavailable": ".transport.children",
-    "no_network": ".transport.children",
-    "CassetteMiss": ".cassettes.miss",
-    "FakeModel": ".fakes",
-    "UnexpectedModelCall": ".fakes",
-    "FaultPlan": ".model",
-    "Fault": ".model",
-    "ModelCall": ".model",
-    "Reply": ".model",
-    "Request": ".model",
-    "Citation": ".model",
-    "SearchResult": ".model",
-    "ServerToolCall": ".model",
-    "Text": ".model",
-    "Thinking": ".model",
-    "ToolCall": ".model",
-    "Usage": ".model",
-}
-
-
 # Submodules reachable as attributes (``pytest_agentreplay.strategies``) without an
 # import of their own; left out of ``__all__`` so that ``import *`` stays light
 # (strategies imports hypothesis, the snapshot extension syrupy).
-_SUBMODULES = frozenset({"cassettes", "invariants", "runlog", "snapshot", "strategies"})
-
-
-def __getattr__(name: str) -> Any:
-    if name in _SUBMODULES:
-        return importlib.import_module(f".{name}", __name__)
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pytest_agentreplay' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*__all__, *_SUBMODULES})
+if not TYPE_CHECKING:  # type checkers read the imports above
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            ".errors": ("AgentReplayError", "CodecError", "SSEDecodeError", "SSEEncodeError"),
+            ".transport.egress": ("EgressBlocked",),
+            ".transport.children": ("NetworkNamespaceUnavailable", "no_network"),
+            ".cassettes.miss": ("CassetteMiss",),
+            ".fakes.fake_model": ("FakeModel",),
+            ".fakes.script": ("UnexpectedModelCall",),
+            ".model": (
+                "Citation",
+                "Fault",
+                "FaultPlan",
+                "ModelCall",
+                "Reply",
+                "Request",
+                "SearchResult",
+                "ServerToolCall",
+                "Text",
+                "Thinking",
+                "ToolCall",
+                "Usage",
+            ),
+        },
+        submodules=("cassettes", "invariants", "runlog", "snapshot", "strategies"),
+    )

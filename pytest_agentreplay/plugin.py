@@ -26,7 +26,8 @@ from .hooks import accept_recording_hook, unused_recording_hook
 
 if TYPE_CHECKING:
     from .cassettes.handle import AgentReplay
-    from .fakes import FakeModel, FakeServer
+    from .fakes.fake_model import FakeModel
+    from .fakes.listening import FakeServer
     from .transport.router import Router
 
 __all__ = ["RECORD_MODES"]

@@ -10,8 +10,9 @@ Names load on first use: replaying a cassette imports only what replay needs.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from ..errors import CassetteFormatError
@@ -38,34 +39,20 @@ __all__ = [
     "save",
 ]
 
-_LAZY = {
-    "CassetteFormatError": "..errors",
-    "CassetteValueError": ".checks",
-    "detect_format": ".io",
-    "dumps": ".io",
-    "from_data": ".io",
-    "from_replies": ".build",
-    "load": ".io",
-    "loads": ".io",
-    "locked": ".io",
-    "save": ".io",
-    "Cassette": ".model",
-    "Interaction": ".model",
-    "RecordedEvent": ".model",
-    "RecordedRequest": ".model",
-    "RecordedResponse": ".model",
-}
-
-
-def __getattr__(name: str) -> Any:
-    # Not cached here: the plugin imports this package at start-up (for the record
-    # modes), and a name cached from a submodule that a test run later drops and
-    # imports again (pytester in-process runs do) would be a stale second class.
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module, __name__), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+if not TYPE_CHECKING:  # type checkers read the imports above
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "..errors": ("CassetteFormatError",),
+            ".build": ("from_replies",),
+            ".checks": ("CassetteValueError",),
+            ".io": ("detect_format", "dumps", "from_data", "load", "loads", "locked", "save"),
+            ".model": (
+                "Cassette",
+                "Interaction",
+                "RecordedEvent",
+                "RecordedRequest",
+                "RecordedResponse",
+            ),
+        },
+    )

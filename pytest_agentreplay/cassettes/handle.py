@@ -12,7 +12,7 @@ from .session import CassetteSession
 
 if TYPE_CHECKING:
     from ..model import Fault
-    from ..redact import Scrubber
+    from ..redact.scrubber import Scrubber
 
 __all__ = ["AgentReplay"]
 

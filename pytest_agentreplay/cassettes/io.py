@@ -36,7 +36,7 @@ from typing import Any, Protocol
 
 from .. import jsonparse
 from ..errors import CassetteFormatError, field_path
-from ..redact import Scrubber as DefaultRules
+from ..redact.scrubber import Scrubber as DefaultRules
 from . import atomic as _files
 from .big_file import load_big
 from .checks import CassetteValueError

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..redact import Scrubber
+from ..redact.scrubber import Scrubber
 from . import io as cassette_io
 from .model import Cassette, Interaction
 from .normal import without_events

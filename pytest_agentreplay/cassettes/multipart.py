@@ -14,12 +14,17 @@ import base64
 import re
 from typing import Any
 
-__all__ = ["multipart_parts"]
+__all__ = ["multipart_boundary", "multipart_parts"]
 
-_BOUNDARY = re.compile(r'boundary=(?:"([^"]+)"|([^;\s]+))', re.IGNORECASE)
+_BOUNDARY = re.compile(r'(?:^|;)\s*boundary\s*=\s*(?:"([^"]+)"|([^;,\s]+))', re.IGNORECASE)
+"""The ``boundary`` parameter (not ``xboundary``), quoted or not, spaces around ``=``
+allowed; an unquoted one ends at ``;``, ``,`` or a space."""
 
 
-def _boundary(content_type: str) -> bytes | None:
+def multipart_boundary(content_type: str) -> bytes | None:
+    """The boundary of a ``multipart/*`` content type, else ``None``. Matching reads the
+    parts with it and the scrubber redacts them with it: one reading, so that a body
+    the scrubber treats as parts is matched by its parts too."""
     if not content_type.lower().lstrip().startswith("multipart/"):
         return None
     found = _BOUNDARY.search(content_type)
@@ -55,7 +60,7 @@ def _part(segment: bytes) -> dict[str, Any] | None:
 def multipart_parts(raw: bytes, content_type: str) -> dict[str, Any] | None:
     """The parts of a multipart ``raw`` body, in order, or ``None`` when it is not one
     (no boundary in ``content_type``, no closing delimiter, a malformed part)."""
-    boundary = _boundary(content_type)
+    boundary = multipart_boundary(content_type)
     if boundary is None:
         return None
     delimiter = b"--" + boundary

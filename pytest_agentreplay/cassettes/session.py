@@ -53,7 +53,7 @@ from .write import CassetteWriteError, WriteResult, write_recorded
 
 if TYPE_CHECKING:
     from ..model import Fault
-    from ..redact import Scrubber
+    from ..redact.scrubber import Scrubber
     from .vcr_filters import VcrFilters
 
 __all__ = ["CassetteSession"]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import AgentReplayError
-from ..redact import Scrubber
+from ..redact.scrubber import Scrubber
 from . import io as cassette_io
 from .ledger import RunLedger
 from .merge import fingerprint

@@ -1,5 +1,5 @@
 """``python -m pytest_agentreplay.cli``: the ``agentreplay`` command."""
 
-from . import main
+from .app import main
 
 raise SystemExit(main())

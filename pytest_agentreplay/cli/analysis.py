@@ -33,6 +33,7 @@ __all__ = [
     "error_summary",
     "event_label",
     "read_source",
+    "selected",
     "type_counts",
     "view",
     "views",
@@ -246,3 +247,20 @@ def view(interaction: Interaction, index: int, *, strict: bool = False) -> View:
 def views(cassette: Cassette, *, strict: bool = False) -> list[View]:
     """The views of every interaction of ``cassette``."""
     return [view(item, i, strict=strict) for i, item in enumerate(cassette.interactions)]
+
+
+def selected(source: Source, index: int | None) -> list[View]:
+    """The views of ``source``'s interactions, or of interaction ``index`` alone (a
+    :class:`CLIError` naming the range when there is no such interaction)."""
+    items = views(source.cassette)
+    if index is None:
+        return items
+    if not 0 <= index < len(items):
+        raise CLIError(source.path, _range_problem(index, len(items)))
+    return [items[index]]
+
+
+def _range_problem(index: int, count: int) -> str:
+    if count == 0:
+        return f"has no interactions (asked for #{index})"
+    return f"has no interaction #{index} (it holds #0 to #{count - 1})"

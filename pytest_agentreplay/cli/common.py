@@ -1,8 +1,8 @@
 """What every ``agentreplay`` subcommand shares: the error type, exit codes, output, file walks.
 
 Standard library only, so that ``agentreplay --help`` (which imports this module
-through :mod:`pytest_agentreplay.cli`) stays fast; the subcommands import the
-cassette machinery themselves.
+through :mod:`.app`) stays fast; the subcommands import the cassette machinery
+themselves.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ __all__ = [
     "EXIT_ERROR",
     "EXIT_FINDINGS",
     "EXIT_OK",
-    "LINT_CHECKS",
     "CLIError",
     "Output",
     "OutputError",
@@ -196,30 +195,3 @@ def _walk(root: Path) -> Iterator[Path]:
             path = Path(folder) / name
             if _is_cassette_name(name) and _regular(path) and looks_like_cassette(path):
                 yield path
-
-
-LINT_CHECKS: dict[str, str] = {
-    "schema": "the file does not load: empty, truncated, invalid UTF-8, unsupported "
-    "version, a wrong key or type (with line, column and field path)",
-    "secret": "a key-shaped string, or the value of an API-key environment variable "
-    "(named by field and kind, never shown)",
-    "unscrubbed": "a credential header, query parameter or JSON key that the current "
-    "scrubbing rules would redact (agentreplay files; fix with 'agentreplay redact')",
-    "sse-tail": "a stream ends without the blank line that closes its last event "
-    "(both SDKs drop that event)",
-    "sse-event-name": "an Anthropic or OpenAI Responses stream has events without an "
-    "'event:' name (the Anthropic SDK skips them)",
-    "sse-done": "an OpenAI Chat Completions stream does not end with 'data: [DONE]'",
-    "content-type": "a stream whose content-type is not text/event-stream, or an "
-    "event-stream body stored under another content-type",
-    "fold": "a provider stream does not fold cleanly with its codec (malformed or "
-    "unknown events, no terminal event)",
-    "incomplete": "a stream recorded while the run was interrupted (end: incomplete; "
-    "refused on replay)",
-    "content-length": "a stored content-length that disagrees with the body a replayer "
-    "sends (vcrpy and http-snapshot files)",
-    "content-encoding": "a content-encoding header on a body that is not encoded that way",
-    "unplayed": "an interaction no test played the last time pytest ran the tests that "
-    "use this cassette (read from pytest's cache, .pytest_cache, when present)",
-}
-"""The checks of ``agentreplay lint``, by name (``--ignore`` / ``--select`` take these)."""

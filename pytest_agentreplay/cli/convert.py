@@ -16,17 +16,47 @@ from pathlib import Path
 
 from ..cassettes import atomic as _files
 from ..cassettes.fields import decode_content
-from ..cassettes.formats.vcrpy import reason_phrase, response_bytes, vcr_text
+from ..cassettes.formats.vcrpy import response_bytes, vcr_text
 from ..cassettes.io import dumps, locked, save
 from ..cassettes.model import Cassette, RecordedResponse
 from ..cassettes.reading import is_regular_file
-from ..redact import Scrubber, SecretLeakError
+from ..redact.scrubber import Scrubber, SecretLeakError
+from ..transport.playback import reason_phrase
 from .analysis import Source, read_source
 from .common import EXIT_FINDINGS, EXIT_OK, CLIError, Output, reading, write_failed
+from .options import FORMATS, exit_codes
 from .raw_file import comment_lines, raw_document, raw_responses
-from .redact import build_scrubber, changes, leak_reason, summary
+from .redact import add_scrub_options, build_scrubber, changes, leak_reason, summary
 
-__all__ = ["losses", "run_convert"]
+__all__ = ["configure", "losses", "run"]
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """The description and options of ``agentreplay convert``."""
+    parser.description = (
+        "Convert a cassette to agentreplay YAML or to vcrpy / pytest-recording YAML. "
+        + FORMATS
+        + " The conversion is lossless where the target can hold the data; a warning on "
+        "stderr lists what it cannot (vcrpy: event arrival times, how a stream ended "
+        "other than normally; agentreplay: status reason phrases, repeated header "
+        "values, SSE line endings, JSON body whitespace, content-length headers; either: "
+        "YAML comments). Both targets go through the scrubber, and the secret scan checks the "
+        "text before anything is written; the file is replaced atomically. vcrpy output "
+        "keeps each body as one unwrapped string (block style when it can)."
+    )
+    parser.epilog = exit_codes("converted", "a secret survived scrubbing (nothing was written)")
+    parser.add_argument("path", metavar="PATH", help="the cassette to convert")
+    parser.add_argument(
+        "--to", required=True, choices=("agentreplay", "vcrpy"), help="the target format"
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="write here (may be PATH itself; an existing file is replaced); "
+        "default: standard output",
+    )
+    add_scrub_options(parser)
 
 
 # --- what the target cannot hold -------------------------------------------------------
@@ -148,7 +178,7 @@ def _write(target: Path, text: str, scrubbed: Cassette, to: str, scrubber: Scrub
         raise write_failed(target, exc) from None
 
 
-def run_convert(args: argparse.Namespace, output: Output) -> int:
+def run(args: argparse.Namespace, output: Output) -> int:
     """``agentreplay convert PATH --to {agentreplay,vcrpy} [-o OUT]``."""
     scrubber = build_scrubber(args)
     output.mask = scrubber.mask

@@ -20,11 +20,12 @@ from urllib.parse import urlsplit
 
 from ..cassettes.conversation import conversation
 from ..jsondiff import Mask, json_diff
-from ..redact import Scrubber, default_scrubber
+from ..redact.scrubber import Scrubber, default_scrubber
 from .analysis import Source, View, event_label, read_source, timings, views
 from .common import EXIT_FINDINGS, EXIT_OK, Output, reading
+from .options import FORMATS, exit_codes
 
-__all__ = ["VOLATILE_KEYS", "run_diff"]
+__all__ = ["VOLATILE_KEYS", "configure", "run"]
 
 VOLATILE_KEYS = frozenset(
     {
@@ -42,6 +43,37 @@ VOLATILE_KEYS = frozenset(
 )
 """JSON keys whose values differ on every recording (keys ending in ``_id`` or ``Id``
 too: Gemini's camelCase)."""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """The description and options of ``agentreplay diff``."""
+    parser.description = (
+        "Compare two cassettes as conversations, not as text: interactions are paired by "
+        "method and URL (in order); for each pair, the request (method, URL, JSON body at "
+        "JSON paths, and the headers that shape the API: content-type, *-version, "
+        "*-beta), the response status and those headers, the sequence of "
+        "events by type, how the stream ended, and the final message folded from the "
+        "stream. Both sides are compared scrubbed, as they would be saved. Fields that "
+        "change on every recording (ids, timestamps, signatures, obfuscation padding, "
+        "event times) are ignored unless --all is given. The files "
+        "may be in different formats. " + FORMATS
+    )
+    parser.epilog = exit_codes("no differences", "differences (printed)")
+    parser.add_argument("a", metavar="A", help="the old cassette")
+    parser.add_argument("b", metavar="B", help="the new cassette")
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="compare everything: all headers, volatile fields (ids, timestamps, "
+        "signatures), event data and event times; secrets stay redacted, as in every output",
+    )
+    parser.add_argument(
+        "--limit",
+        metavar="N",
+        type=int,
+        default=20,
+        help="at most N difference lines per part of an interaction (default: 20)",
+    )
 
 
 def _volatile(key: str) -> bool:
@@ -266,7 +298,7 @@ def _events_known(x: View, y: View) -> bool:
     return (x.streaming or y.streaming) and not (_imported(x) or _imported(y))
 
 
-def run_diff(args: argparse.Namespace, output: Output) -> int:
+def run(args: argparse.Namespace, output: Output) -> int:
     """``agentreplay diff A B``."""
     scrubber = Scrubber(keep_volatile=True) if args.all else default_scrubber()
     output.mask = scrubber.mask

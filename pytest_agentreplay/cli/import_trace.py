@@ -18,13 +18,44 @@ from ..errors import TraceImportError
 from ..redact import SecretLeakError
 from ..traces import import_trace
 from .common import EXIT_FINDINGS, EXIT_OK, CLIError, Output, reading, write_failed
-from .redact import build_scrubber, leak_reason
+from .options import exit_codes
+from .redact import add_scrub_options, build_scrubber, leak_reason
 
-__all__ = ["run_import_trace"]
+__all__ = ["configure", "run"]
 
 
-def run_import_trace(args: argparse.Namespace, output: Output) -> int:
-    """``agentreplay import-trace TRACE -o CASSETTE [--skip-unknown]``."""
+def configure(parser: argparse.ArgumentParser) -> None:
+    """The description and options of ``agentreplay import-trace``."""
+    parser.description = (
+        "Read a trace file - OTLP JSON as the collector's file exporter writes it (one "
+        "resourceSpans or resourceLogs document per line, or a list), a JSON list of "
+        "spans, or GenAI log events (gen_ai.client.inference.operation.details) - and "
+        "write a cassette with one interaction per model call, in the wire format of its "
+        "provider (Anthropic Messages, OpenAI Chat, OpenAI Responses, Gemini), streamed or "
+        "not as the span says (both forms, served as the live request asks, when it does "
+        "not). What the trace cannot know (ids, headers, event boundaries, timings, exact "
+        "stop reasons) is filled in and marked in each interaction's origin; known "
+        "instrumentation quirks are corrected and listed. The cassette matches requests "
+        "by what the trace knows: model, system, messages and streaming. It is scrubbed "
+        "and checked for secrets before it is written, atomically."
+    )
+    parser.epilog = exit_codes("imported", "a secret survived scrubbing (nothing was written)")
+    parser.add_argument("trace", metavar="TRACE", help="the trace file")
+    parser.add_argument(
+        "-o", "--output", metavar="CASSETTE", required=True, help="the cassette to write"
+    )
+    parser.add_argument("--force", action="store_true", help="replace CASSETTE if it exists")
+    parser.add_argument(
+        "--skip-unknown",
+        action="store_true",
+        help="leave out (and list) model calls of providers this plugin does not speak, "
+        "instead of refusing the trace",
+    )
+    add_scrub_options(parser)
+
+
+def run(args: argparse.Namespace, output: Output) -> int:
+    """``agentreplay import-trace TRACE -o CASSETTE [--force] [--skip-unknown]``."""
     scrubber = build_scrubber(args)
     output.mask = scrubber.mask
     target = Path(args.output)

@@ -1,4 +1,4 @@
-"""``agentreplay inspect`` (a timeline per interaction) and ``agentreplay fold``."""
+"""``agentreplay inspect``: a timeline per interaction of a cassette, as text or JSON."""
 
 from __future__ import annotations
 
@@ -8,18 +8,42 @@ from typing import Any
 
 from ..cassettes.model import RecordedEvent, RecordedRequest
 from ..model import Reply, Request, Text, Thinking, ToolCall, ToolResult, Usage
-from ..redact import default_scrubber
-from .analysis import Source, View, error_summary, event_label, read_source, timings
+from ..redact.scrubber import default_scrubber
+from .analysis import View, error_summary, event_label, read_source, selected, timings
 from .analysis import type_counts as _type_counts
-from .analysis import views as _views
-from .common import EXIT_OK, CLIError, Output, reading
+from .common import EXIT_OK, Output, reading
+from .options import FORMATS, add_interaction, exit_codes
 from .origins import origin_lines
 
-__all__ = ["run_fold", "run_inspect"]
+__all__ = ["configure", "run"]
 
 _SHOWN = 200  # characters of a message or text shown in the timeline
 _DATA_SHOWN = 100  # characters of event data shown by --events
 _PARTS_SHOWN = 12  # parts of a final message shown
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """The description and options of ``agentreplay inspect``."""
+    parser.description = (
+        "Show what a cassette holds, one block per interaction: the request (provider, "
+        "model, last user message, tools), the status and content type, whether it "
+        "streamed, its events counted by type, the time to the first and the last event "
+        "(when recorded), how the stream ended, and the final message folded from the "
+        "stream (text, thinking, tool calls with their arguments, stop reason, usage). "
+        + FORMATS
+        + " Key-shaped secrets in the output are masked."
+    )
+    parser.epilog = exit_codes("the cassette was shown", "(not used by this command)")
+    parser.add_argument("path", metavar="PATH", help="the cassette file")
+    add_interaction(parser, "show only interaction N")
+    parser.add_argument(
+        "--events", action="store_true", help="also list every event: time, type, data"
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON document instead of text (full texts, nothing cut)",
+    )
 
 
 def _cut(text: str, width: int = _SHOWN) -> str:
@@ -53,21 +77,6 @@ def _runs(names: list[str]) -> str:
 
 def _plural(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
-
-
-def _selected(source: Source, index: int | None) -> list[View]:
-    items = _views(source.cassette)
-    if index is None:
-        return items
-    if not 0 <= index < len(items):
-        raise CLIError(source.path, _range_problem(index, len(items)))
-    return [items[index]]
-
-
-def _range_problem(index: int, count: int) -> str:
-    if count == 0:
-        return f"has no interactions (asked for #{index})"
-    return f"has no interaction #{index} (it holds #0 to #{count - 1})"
 
 
 # --- the request -----------------------------------------------------------------------
@@ -293,85 +302,27 @@ def _as_json(item: View, events: bool) -> dict[str, Any]:
 # --- the commands ----------------------------------------------------------------------
 
 
-def _mask_output(output: Output) -> None:
-    output.mask = default_scrubber().mask
-
-
-def run_inspect(args: argparse.Namespace, output: Output) -> int:
+def run(args: argparse.Namespace, output: Output) -> int:
     """``agentreplay inspect PATH``."""
-    _mask_output(output)
+    output.mask = default_scrubber().mask
     with reading(args.path):
         return _inspect(args, output)
 
 
 def _inspect(args: argparse.Namespace, output: Output) -> int:
     source = read_source(args.path)
-    selected = _selected(source, args.interaction)
+    shown = selected(source, args.interaction)
     if args.json:
         document = {
             "path": str(source.path),
             "format": source.format,
-            "interactions": [_as_json(item, args.events) for item in selected],
+            "interactions": [_as_json(item, args.events) for item in shown],
         }
         output.print(json.dumps(document, indent=2, ensure_ascii=False))
         return EXIT_OK
     count = len(source.cassette.interactions)
     output.print(f"{source.path}: {source.format} cassette, {_plural(count, 'interaction')}")
-    for item in selected:
+    for item in shown:
         output.print()
         output.lines(_timeline(item, args.events))
-    return EXIT_OK
-
-
-def _fold_target(source: Source, index: int | None) -> View:
-    items = _views(source.cassette, strict=False)
-    if index is not None:
-        item = _selected(source, index)[0]
-        if item.provider is None:
-            request = item.interaction.request
-            raise CLIError(
-                source.path,
-                f"interaction #{index} ({request.method} {request.url}) is not a model call "
-                "of a known provider (Anthropic Messages, OpenAI Chat Completions or Responses)",
-            )
-        return item
-    streams = [i for i in items if i.provider is not None and i.streaming]
-    if len(streams) == 1:
-        return streams[0]
-    if not streams:
-        raise CLIError(source.path, "holds no streamed model call to fold")
-    numbers = ", ".join(f"#{i.index}" for i in streams)
-    raise CLIError(
-        source.path,
-        f"holds {len(streams)} streamed model calls ({numbers}): pick one with --interaction N",
-    )
-
-
-def run_fold(args: argparse.Namespace, output: Output) -> int:
-    """``agentreplay fold PATH [--interaction N]``."""
-    _mask_output(output)
-    with reading(args.path):
-        return _fold(args, output)
-
-
-def _fold(args: argparse.Namespace, output: Output) -> int:
-    source = read_source(args.path)
-    item = _fold_target(source, args.interaction)
-    if item.streaming:
-        codec = item.codec
-        assert codec is not None
-        try:
-            folded = codec.fold_detailed(item.response.sse_events(), strict=args.strict)
-        except (ValueError, TypeError, KeyError) as exc:
-            raise CLIError(source.path, f"interaction #{item.index}: {exc}") from None
-        body: Any = folded.body
-        if item.response.tail is not None:
-            output.note(f"warning: interaction #{item.index}: {item.ending()}; folded without it")
-        elif not folded.complete and item.response.end == "complete":
-            output.note(f"warning: interaction #{item.index}: no terminal event; body is partial")
-    else:
-        body = item.response.json_body
-        if body is None:
-            raise CLIError(source.path, f"interaction #{item.index} has no JSON body to show")
-    output.print(json.dumps(body, indent=2, ensure_ascii=False))
     return EXIT_OK

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..cassettes.unplayed import last_run_unplayed
-from ..redact import Scrubber
+from ..redact.scrubber import Scrubber
 from .analysis import Source
 from .raw_file import Locator, encoded_as, parse_field_path, raw_responses, source_loc
 from .redact import changes

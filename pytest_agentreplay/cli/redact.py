@@ -4,6 +4,9 @@ The changes are listed by field path and kind (``redacted``, ``dropped``,
 ``normalized``), never by value. A file is rewritten only when scrubbing changes
 it, through :func:`~..cassettes.io.save` (scrub, secret check,
 load-back check, atomic replace) under the cassette's lock.
+
+The scrubbing-rule options (``--extra-header`` ... ``--allow``) that ``lint`` and
+``convert`` take too are defined here, beside the scrubber built from them.
 """
 
 from __future__ import annotations
@@ -18,8 +21,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 from ..cassettes.io import CassetteFormatError, detect_format, dumps, loads, locked, save
 from ..cassettes.model import Cassette, RecordedEvent, RecordedRequest, RecordedResponse
-from ..redact import Scrubber, SecretLeakError
 from ..redact.rules import REQUEST_ID_PLACEHOLDER
+from ..redact.scrubber import Scrubber, SecretLeakError
 from .analysis import decode_source, read_bytes
 from .common import (
     EXIT_ERROR,
@@ -31,11 +34,69 @@ from .common import (
     reading,
     write_failed,
 )
+from .options import exit_codes
 from .raw_file import comment_lines
 
-__all__ = ["Change", "build_scrubber", "changes", "leak_reason", "run_redact"]
+__all__ = [
+    "Change",
+    "add_scrub_options",
+    "build_scrubber",
+    "changes",
+    "configure",
+    "leak_reason",
+    "run",
+    "summary",
+]
 
 _LISTED = 30  # changes listed per file (the rest are counted)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """The description and options of ``agentreplay redact``."""
+    parser.description = (
+        "Scrub agentreplay cassettes again with the current rules (credential headers, "
+        "query parameters and JSON keys redacted; volatile headers dropped; request ids "
+        "normalized) and write each changed file back atomically, under the cassette "
+        "lock. Every change is listed by field path, never by value; a file that needs "
+        "no change is not rewritten. The secret scan runs on the text before it is "
+        "written: a secret the rules cannot remove stops that file's write.\n\n"
+        "Other formats are not rewritten in place (a pytest-recording cassette rewritten "
+        "as agentreplay YAML would no longer load in vcrpy): named on the command line "
+        "they are an error, found in a folder they are skipped with a note. Use "
+        "'agentreplay convert FILE --to vcrpy -o FILE' to scrub one and keep its format, "
+        "or '--to agentreplay' to switch it over. YAML comments are not kept by a rewrite."
+    )
+    parser.epilog = exit_codes(
+        "every file is clean now (rewritten or already clean)",
+        "--check found files to rewrite, or a secret survived scrubbing (that file "
+        "was not written)",
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="cassette files or folders")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing: list what would change and exit 1 if anything would",
+    )
+    add_scrub_options(parser)
+
+
+def add_scrub_options(parser: argparse.ArgumentParser) -> None:
+    """The ``scrubbing rules`` options, read by :func:`build_scrubber`."""
+    group = parser.add_argument_group(
+        "scrubbing rules",
+        "Added to the default rules of pytest_agentreplay.redact.Scrubber (the "
+        "pytest_agentreplay_configure hook of a conftest is not read here).",
+    )
+    options = (
+        ("--extra-header", "NAME", "also redact this header"),
+        ("--extra-query-param", "NAME", "also redact this query, fragment or form parameter"),
+        ("--extra-body-key", "NAME", "also redact this JSON key, at any depth"),
+        ("--allow", "VALUE", "a known-fake value the secret scan accepts, such as a test key"),
+    )
+    for flag, metavar, text in options:
+        group.add_argument(
+            flag, metavar=metavar, action="append", default=[], help=f"{text} (repeatable)"
+        )
 
 
 def build_scrubber(args: argparse.Namespace) -> Scrubber:
@@ -248,7 +309,7 @@ def _report(path: Path, outcome: _Outcome, output: Output) -> None:
         output.print(f"  … and {len(outcome.found) - _LISTED} more")
 
 
-def run_redact(args: argparse.Namespace, output: Output) -> int:
+def run(args: argparse.Namespace, output: Output) -> int:
     """``agentreplay redact PATH... [--check]``."""
     scrubber = build_scrubber(args)
     output.mask = scrubber.mask

@@ -28,228 +28,91 @@ from __future__ import annotations
 import argparse
 import importlib
 import ipaddress
-import queue
+import math
 import signal
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any
-from urllib.parse import urlsplit
 
-from ..cassettes.miss import CassetteMiss
-from ..cassettes.replay import IncompleteRecordingError
+from ..cassettes.modes import RECORD_MODES
 from ..cassettes.session import CassetteSession
 from ..cassettes.write import CassetteWriteError
 from ..errors import AgentReplayError
-from ..providers import detect
-from ..providers.catalog import CATALOG, base_url_env
-from ..redact import Scrubber, SecretLeakError, default_scrubber
-from ..transport.playback import Playback
-from ..transport.router import HTTPRequest, Router, intercepting
+from ..providers.catalog import base_url_env
+from ..redact.scrubber import Scrubber, SecretLeakError, default_scrubber
+from ..transport.router import Router, intercepting
 from ..transport.server import ModelServer
 from .common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, CLIError, Output
+from .options import FORMATS, exit_codes
 from .redact import leak_reason
+from .serve_handler import CassetteHandler
 
-__all__ = ["PROVIDER_ORIGINS", "run_serve"]
-
-PROVIDER_ORIGINS: dict[str, str] = {name: entry.origin for name, entry in CATALOG.items()}
-"""Where a model call goes when neither ``--upstream`` nor the cassette says."""
-
-_NOT_FORWARDED = frozenset(
-    {"host", "content-length", "connection", "keep-alive", "transfer-encoding", "te", "upgrade"}
-)
-_POLL = 0.05  # seconds between two looks at the stop signal while the upstream is awaited
+__all__ = ["configure", "run"]
 
 
-class _StoppingError(Exception):
-    """The server is stopping: an exchange with the upstream is abandoned."""
+def configure(parser: argparse.ArgumentParser) -> None:
+    """The description and options of ``agentreplay serve``."""
+    parser.description = (
+        "Serve the recorded interactions of cassettes on a real HTTP/1.1 port, so that "
+        "a process the plugin cannot patch (an agent in another language, a worker, a "
+        "CLI) replays them: streams event by event, recorded cuts as dropped "
+        "connections. Each request is matched as if it was sent to the host it was "
+        "recorded from (--upstream, else the recorded host of the same path, else the "
+        "provider's). A request no recording matches gets a 404 whose body is the "
+        "cassette-miss report, also printed on stderr. The first line on stdout is the "
+        "server's URL; point ANTHROPIC_BASE_URL or GOOGLE_GEMINI_BASE_URL at it "
+        "(OPENAI_BASE_URL at URL/v1). "
+        "With a record mode other than none, what the cassette does not answer is sent "
+        "on to the upstream and recorded into the cassette, written when the server "
+        "stops (Ctrl-C or SIGTERM). " + FORMATS
+    )
+    parser.epilog = exit_codes(
+        "stopped; every request was answered", "a request matched no recording"
+    )
+    parser.add_argument("cassettes", nargs="+", metavar="CASSETTE", help="cassette files")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="the address to listen on (default: 127.0.0.1)"
+    )
+    parser.add_argument(
+        "--port", type=int, default=0, help="the port to listen on (default: a free one)"
+    )
+    parser.add_argument(
+        "--record-mode",
+        choices=RECORD_MODES,
+        default="none",
+        help="none: replay only (default); once, new_episodes, all, rewrite: as in the "
+        "plugin, recording what is sent on to the upstream (one cassette only)",
+    )
+    parser.add_argument(
+        "--upstream",
+        metavar="URL",
+        help="the origin requests were recorded from, and are recorded from "
+        "(https://api.anthropic.com...; default: the provider's own host)",
+    )
+    parser.add_argument(
+        "--pace",
+        type=_pace,
+        metavar="X",
+        help="replay events at their recorded arrival times, scaled by X (1.0: as recorded)",
+    )
+    parser.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="also serve streams recorded while the recording was stopped (end: incomplete), "
+        "which are refused (409) by default",
+    )
 
 
-def _until_stop(stop: threading.Event, call: Callable[[], Any]) -> Any:
-    """``call()`` (a blocking exchange with the upstream) in a daemon thread: its result,
-    or :class:`_StoppingError` as soon as ``stop`` is set. A socket read blocked in
-    another thread cannot be interrupted; the thread is left to end with the process."""
-    box: queue.Queue[tuple[bool, Any]] = queue.Queue(1)
-
-    def run() -> None:
-        try:
-            box.put((True, call()))
-        except BaseException as exc:  # handed to the caller, whatever it is
-            box.put((False, exc))
-
-    threading.Thread(target=run, name="agentreplay-upstream", daemon=True).start()
-    while True:
-        try:
-            ok, value = box.get(timeout=_POLL)
-        except queue.Empty:
-            if stop.is_set():
-                raise _StoppingError from None
-            continue
-        if ok:
-            return value
-        raise value
-
-
-@dataclass
-class _Cassettes:
-    """The server's handler: each request retargeted to the host it was recorded
-    from, then answered by the first cassette that matches it (or recorded)."""
-
-    sessions: list[CassetteSession]
-    upstream: str | None
-    scrubber: Scrubber
-    note: Any = print  # where a miss report is said (stderr, masked)
-    forward: Any = None  # an HTTP client (record modes): sends what no cassette answers
-    misses: list[str] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)
-    stop: threading.Event = field(default_factory=threading.Event)
-    _origins: dict[str, str] | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def claims(self, request: HTTPRequest) -> bool:
-        return True
-
-    async def respond_async(self, request: HTTPRequest) -> Playback:
-        return self.respond(request)
-
-    def respond(self, request: HTTPRequest) -> Playback:
-        target = replace(request, url=self._origin(request) + _path_and_query(request.url))
-        if self.forward is not None:
-            return self._forwarded(target)
-        first: CassetteMiss | None = None
-        for session in self.sessions:
-            if not session.claims(target):
-                continue
-            try:
-                return session.respond(target)
-            except CassetteMiss as miss:
-                first = first or miss
-            except IncompleteRecordingError as refusal:
-                return self._refused(str(refusal))
-        return self._missed(target, first)
-
-    def _refused(self, reason: str) -> Playback:
-        """A recording replay refuses (a stream stopped mid-way, ``end: incomplete``)."""
-        reason = self.scrubber.mask(reason)
-        with self._lock:
-            self.refused.append(reason)
-        self.note(f"agentreplay serve: {reason} (agentreplay serve --allow-incomplete serves it)")
-        return _error(409, "agentreplay_incomplete_recording", reason)
-
-    def _origin(self, request: HTTPRequest) -> str:
-        """Where ``request`` was recorded from: ``--upstream``; else the recorded host
-        of a request to the same path; else the provider's own host."""
-        if self.upstream:
-            return self.upstream
-        if self._origins is None:  # the first recorded origin of each path, once
-            origins: dict[str, str] = {}
-            for session in self.sessions:
-                for interaction in session.interactions:
-                    parts = urlsplit(interaction.request.url)
-                    origins.setdefault(parts.path, f"{parts.scheme}://{parts.netloc}")
-            self._origins = origins
-        recorded = self._origins.get(request.path)
-        if recorded is not None:
-            return recorded
-        provider = detect(request.method, request.path)
-        return PROVIDER_ORIGINS.get(provider or "", "http://unknown.invalid")
-
-    def _missed(self, request: HTTPRequest, miss: CassetteMiss | None) -> Playback:
-        report = str(miss) if miss is not None else f"no cassette answers {request.method}"
-        report = self.scrubber.mask(report)
-        with self._lock:
-            self.misses.append(report)
-        self.note(f"agentreplay serve: {report}")
-        return _error(404, "agentreplay_cassette_miss", report)
-
-    def _forwarded(self, request: HTTPRequest) -> Playback:
-        """Send ``request`` through the intercepted client: the session replays what it
-        matches, the rest goes out live and is teed into the recording."""
-        headers = [(k, v) for k, v in request.headers if k.lower() not in _NOT_FORWARDED]
-        if not any(k.lower() == "accept-encoding" for k, _ in headers):
-            headers.append(("accept-encoding", "identity"))  # the client decodes nothing
-        try:
-            sent = self.forward.build_request(
-                request.method, request.url, headers=headers, content=request.content
-            )
-            response = _until_stop(self.stop, lambda: self.forward.send(sent, stream=True))
-        except CassetteMiss as miss:
-            return self._missed(request, miss)
-        except _StoppingError:  # no answer yet, and none will be waited for
-            return Playback(status=503, headers=[], events=[], ending="cut", before_headers=True)
-        playback = Playback(
-            status=response.status_code, headers=list(response.headers.items()), events=[]
-        )
-        playback.events = _relayed(response, playback, self.stop)
-        playback.on_end = lambda outcome, sent: response.close()
-        return playback
-
-
-def _relayed(response: Any, playback: Playback, stop: threading.Event) -> Iterator[bytes]:
-    """``response``'s raw bytes as they arrive, read in a thread of their own so that a
-    stop never waits for the upstream; a transport failure (or the stop) ends the
-    played body the same way (a cut drops the client's connection, a timeout holds it).
-    Once the client is done with it (a hang-up, the stop), the reading thread lets go
-    of what it reads instead of waiting for a reader forever."""
-    chunks: queue.Queue[tuple[str, Any]] = queue.Queue(16)
-    done = threading.Event()
-
-    def hand(item: tuple[str, Any]) -> bool:
-        while not done.is_set():
-            try:
-                chunks.put(item, timeout=_POLL)
-            except queue.Full:
-                continue
-            return True
-        return False
-
-    def pump() -> None:
-        try:
-            for chunk in response.iter_raw():
-                if not hand(("chunk", chunk)):
-                    return
-            hand(("end", None))
-        except Exception as exc:  # the client module's TransportError, whichever module
-            hand(("error", exc))
-
-    threading.Thread(target=pump, name="agentreplay-upstream-body", daemon=True).start()
+def _pace(text: str) -> float:
     try:
-        while True:
-            try:
-                kind, value = chunks.get(timeout=_POLL)
-            except queue.Empty:
-                if stop.is_set():
-                    playback.ending = "cut"
-                    return
-                continue
-            if kind == "chunk":
-                yield value
-            elif kind == "error":
-                playback.ending = "timeout" if "Timeout" in type(value).__name__ else "cut"
-                return
-            else:
-                return
-    finally:
-        done.set()
-
-
-def _path_and_query(url: str) -> str:
-    parts = urlsplit(url)
-    return parts.path + (f"?{parts.query}" if parts.query else "")
-
-
-def _error(status: int, kind: str, message: str) -> Playback:
-    import json  # noqa: PLC0415 - only on a miss
-
-    body = json.dumps({"error": {"type": kind, "message": message}}).encode()
-    headers = [
-        ("content-type", "application/json"),
-        ("content-length", str(len(body))),
-        ("x-should-retry", "false"),  # the SDKs would retry the same miss
-    ]
-    return Playback(status=status, headers=headers, events=[body])
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"a finite number >= 0 is needed, got {text!r}")
+    return value
 
 
 def _sessions(
@@ -292,7 +155,7 @@ def _client() -> Any:
     raise CLIError(None, "recording needs httpx or httpx2 installed (to reach the upstream)")
 
 
-def run_serve(args: argparse.Namespace, output: Output) -> int:
+def run(args: argparse.Namespace, output: Output) -> int:
     """Serve until Ctrl-C / SIGTERM; exit 1 if a request missed every cassette."""
     if args.record_mode != "none" and len(args.cassettes) != 1:
         raise CLIError(None, "recording writes one cassette: name exactly one")
@@ -301,7 +164,7 @@ def run_serve(args: argparse.Namespace, output: Output) -> int:
     router = Router(test="agentreplay serve", mask=scrubber.mask)
     sessions = _sessions(args, router, scrubber)
     upstream = args.upstream.rstrip("/") if args.upstream else None
-    handler = _Cassettes(sessions, upstream, scrubber, note=output.note)
+    handler = CassetteHandler(sessions, upstream, scrubber, note=output.note)
     recording = args.record_mode != "none"
     with _recording(router, sessions[0] if recording else None) as forward:
         handler.forward = forward
@@ -322,7 +185,7 @@ def run_serve(args: argparse.Namespace, output: Output) -> int:
     return _finish(output, sessions, handler)
 
 
-def _stopping(handler: _Cassettes, sessions: Sequence[CassetteSession]) -> None:
+def _stopping(handler: CassetteHandler, sessions: Sequence[CassetteSession]) -> None:
     """Before the server closes: calls waiting for the upstream are dropped, and streams
     still being recorded are kept as far as they came, as ``incomplete`` (issue 27)."""
     for session in sessions:
@@ -411,7 +274,7 @@ class _StopSignal:
             pass
 
 
-def _finish(output: Output, sessions: Sequence[CassetteSession], handler: _Cassettes) -> int:
+def _finish(output: Output, sessions: Sequence[CassetteSession], handler: CassetteHandler) -> int:
     """Write what was recorded; say what was played, missed, refused and left unplayed.
     A write that fails is one line naming the file (exit 1 for a secret or a recording
     that cannot be stored, 2 for the disk), never a traceback."""

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from ..transport.server import ModelServer
 
 if TYPE_CHECKING:
-    from . import FakeModel
+    from .fake_model import FakeModel
 
 __all__ = ["FakeServer"]
 

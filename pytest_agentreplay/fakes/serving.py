@@ -9,10 +9,15 @@ own for the block when there is none, and checks itself when the block ends.
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..providers import target
 from ..transport.playback import Playback
 from ..transport.router import Deferred, HTTPRequest, Router, active_router, intercepting
+
+if TYPE_CHECKING:
+    from ..model import Request
+    from ..providers.base import Codec
 
 __all__ = ["Serving"]
 
@@ -31,6 +36,16 @@ class Serving:
     def claims(self, request: HTTPRequest) -> bool:
         """Whether this answers ``request`` (see :class:`~..transport.router.Handler`)."""
         raise NotImplementedError
+
+    @staticmethod
+    def _parse(codec: Codec, request: HTTPRequest) -> Request:
+        """``request`` as ``codec`` reads it, knowing where it was sent (an empty or
+        non-object body reads as ``{}``); ``ValueError`` or
+        :class:`~..errors.CodecError` for a body that is no valid request."""
+        body = request.json()
+        return codec.parse_call(
+            request.method, target(request.url), body if isinstance(body, dict) else {}
+        )
 
     def respond(self, request: HTTPRequest) -> Playback | Deferred:
         """The response to ``request``, for a sync client."""

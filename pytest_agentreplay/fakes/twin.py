@@ -19,7 +19,7 @@ from ..cassettes.model import Interaction, RecordedResponse
 from ..cassettes.replay import playback_for, recorded_reply
 from ..errors import CodecError
 from ..model import Fault, ModelCall, Request
-from ..providers import codec_for, detect, target
+from ..providers import codec_for, detect
 from ..providers.base import Codec, RenderContext
 from ..providers.catalog import FALLBACK
 from ..transport.answer import Plan, for_error, for_reply
@@ -70,10 +70,7 @@ class TwinServer(Serving):
                 f"{len(self.interactions)}: {request.method} {request.url}",
             )
         try:
-            body = request.json()
-            parsed = codec.parse_call(
-                request.method, target(request.url), body if isinstance(body, dict) else {}
-            )
+            parsed = self._parse(codec, request)
         except (ValueError, CodecError) as exc:
             return self._refuse(codec, f"model call #{number} is not a valid request: {exc}")
         return self._serve(number, codec, parsed, request)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..cassettes.handle import AgentReplay
     from ..cassettes.session import CassetteSession
     from ..cassettes.vcr_filters import VcrFilters
-    from ..fakes import FakeModel
+    from ..fakes.fake_model import FakeModel
     from ..transport.router import Router
     from .settings import TestSettings
 
@@ -114,7 +114,7 @@ def fake_model(request: pytest.FixtureRequest, router: Router, name: str) -> Fak
     fakes on the same hosts, the newer answering every call while the test waited
     on the older one's hold, hang until a 600 s timeout with no message.
     """
-    from ..fakes import FakeModel
+    from ..fakes.fake_model import FakeModel
 
     state = TestState.of(request.node)
     if state.fakes:

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from ..cassettes.handle import AgentReplay
     from ..cassettes.ledger import RunLedger
     from ..cassettes.session import CassetteSession
-    from ..fakes import FakeModel
-    from ..redact import Scrubber
+    from ..fakes.fake_model import FakeModel
+    from ..redact.scrubber import Scrubber
     from ..transport.router import Router
     from .report import CassetteUse
 
@@ -89,7 +89,7 @@ class RunState:
         """The session scrubber: default rules plus the hook's, built on first use
         (most tests never need it)."""
         if self._scrubber is None:
-            from ..redact import Scrubber
+            from ..redact.scrubber import Scrubber
 
             s = self.settings
             self._scrubber = Scrubber(

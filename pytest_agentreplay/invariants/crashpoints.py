@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
     from ..cassettes.model import Cassette
-    from ..fakes import ScriptItem
+    from ..fakes.script import ScriptItem
 
 __all__ = [
     "CRASH_CODES",
@@ -350,7 +350,7 @@ class _ScriptedWorld:
         self.answers: dict[str, list[Reply]] = {}
 
     def serve(self, checkpoint: Checkpoint, *, record: bool) -> Any:
-        from ..fakes import FakeModel  # noqa: PLC0415
+        from ..fakes.fake_model import FakeModel  # noqa: PLC0415
 
         queue = list(self.script)
         seen: dict[str, int] = {}

@@ -20,7 +20,7 @@ from .pairing import calls_by_step, positions
 from .report import fail
 
 if TYPE_CHECKING:
-    from ..runlog import RunLog
+    from ..runlog.run_log import RunLog
 
 __all__ = ["check_error_metadata_reported"]
 

@@ -15,7 +15,7 @@ from .pairing import calls_by_step, positions, step_text
 from .report import dump, fail
 
 if TYPE_CHECKING:
-    from ..runlog import RunLog
+    from ..runlog.run_log import RunLog
 
 __all__ = ["check_terminal_error_turn"]
 

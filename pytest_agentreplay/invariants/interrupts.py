@@ -15,7 +15,7 @@ from ..runlog.entries import InterruptRequested, Step, StepStarted, TurnEnded
 from .report import dump, fail
 
 if TYPE_CHECKING:
-    from ..runlog import RunLog
+    from ..runlog.run_log import RunLog
 
 __all__ = ["check_no_model_call_after_interrupt"]
 

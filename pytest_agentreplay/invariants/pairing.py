@@ -17,7 +17,7 @@ from ..runlog.delivered import delivered_text
 from ..runlog.entries import Delta, Resumed, Step, TurnEnded
 
 if TYPE_CHECKING:
-    from ..runlog import RunLog
+    from ..runlog.run_log import RunLog
 
 __all__ = ["calls_by_step", "consecutive", "positions", "step_text", "turn_keys"]
 

@@ -21,11 +21,13 @@ from typing import Any
 
 from ..cassettes import io as cassette_io
 from ..cassettes.model import Interaction
-from ..fakes import ChunkingSpec, FakeModel
+from ..fakes import ChunkingSpec
+from ..fakes.fake_model import FakeModel
 from ..fakes.script import call_sync
 from ..fakes.twin import TwinServer
-from ..runlog import Delta, RunLog
-from ..runlog.normalize import IdMask, normalize
+from ..runlog.entries import Delta
+from ..runlog.masking import IdMask, normalize
+from ..runlog.run_log import RunLog
 from .report import fail
 
 __all__ = [

@@ -19,7 +19,7 @@ from .pairing import calls_by_step, consecutive, step_text
 from .report import dump, fail
 
 if TYPE_CHECKING:
-    from ..runlog import RunLog
+    from ..runlog.run_log import RunLog
 
 __all__ = [
     "check_no_partial_content_saved",

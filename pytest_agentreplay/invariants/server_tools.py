@@ -16,7 +16,7 @@ from ..runlog.entries import ServerToolCalled, ServerToolResulted
 from .report import fail
 
 if TYPE_CHECKING:
-    from ..runlog import RunLog
+    from ..runlog.run_log import RunLog
 
 __all__ = ["check_server_tools_ended", "server_tool_hint"]
 

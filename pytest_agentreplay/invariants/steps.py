@@ -14,7 +14,7 @@ from .pairing import consecutive
 from .report import dump, fail
 
 if TYPE_CHECKING:
-    from ..runlog import RunLog
+    from ..runlog.run_log import RunLog
 
 __all__ = ["check_single_terminal_step"]
 

@@ -22,7 +22,7 @@ from .report import dump, fail
 from .server_tools import check_server_tools_ended, server_tool_hint
 
 if TYPE_CHECKING:
-    from ..runlog import RunLog
+    from ..runlog.run_log import RunLog
 
 __all__ = [
     "check_dangling_intent_reissued",

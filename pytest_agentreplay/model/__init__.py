@@ -22,24 +22,29 @@ Four modules, each importing only the ones before it:
 
 from __future__ import annotations
 
-from .calls import PROVIDERS, Message, ModelCall, Outcome, Provider, Request, Tool
-from .parts import (
-    Citation,
-    CodeOutput,
-    MessagePart,
-    Other,
-    Part,
-    SearchResult,
-    ServerToolCall,
-    ServerToolName,
-    StopReason,
-    Text,
-    Thinking,
-    ToolCall,
-    ToolResult,
-    Usage,
-)
-from .replies import Fault, FaultKind, FaultPlan, Reply, fault_source, reply_source
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .calls import PROVIDERS, Message, ModelCall, Outcome, Provider, Request, Tool
+    from .parts import (
+        Citation,
+        CodeOutput,
+        MessagePart,
+        Other,
+        Part,
+        SearchResult,
+        ServerToolCall,
+        ServerToolName,
+        StopReason,
+        Text,
+        Thinking,
+        ToolCall,
+        ToolResult,
+        Usage,
+    )
+    from .replies import Fault, FaultKind, FaultPlan, Reply, fault_source, reply_source
 
 __all__ = [
     "PROVIDERS",
@@ -70,3 +75,43 @@ __all__ = [
     "fault_source",
     "reply_source",
 ]
+
+if not TYPE_CHECKING:  # type checkers read the imports above
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            ".calls": (
+                "PROVIDERS",
+                "Message",
+                "ModelCall",
+                "Outcome",
+                "Provider",
+                "Request",
+                "Tool",
+            ),
+            ".parts": (
+                "Citation",
+                "CodeOutput",
+                "MessagePart",
+                "Other",
+                "Part",
+                "SearchResult",
+                "ServerToolCall",
+                "ServerToolName",
+                "StopReason",
+                "Text",
+                "Thinking",
+                "ToolCall",
+                "ToolResult",
+                "Usage",
+            ),
+            ".replies": (
+                "Fault",
+                "FaultKind",
+                "FaultPlan",
+                "Reply",
+                "fault_source",
+                "reply_source",
+            ),
+        },
+    )

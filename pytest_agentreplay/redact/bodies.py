@@ -22,12 +22,12 @@ from typing import Any
 
 from ..cassettes.encodings import ContentDecodingError, codings, decode
 from ..cassettes.model import RecordedRequest, RecordedResponse
+from ..cassettes.multipart import multipart_boundary
 from ..cassettes.wire import body_fields, response_fields
 from .rules import Rules, normalize_key
 
 __all__ = ["UnreadableBodyError", "decoded", "opaque_text", "scrub_multipart"]
 
-_BOUNDARY = re.compile(r'boundary\s*=\s*(?:"([^"]+)"|([^;,\s]+))', re.IGNORECASE)
 _PART_NAME = re.compile(rb'\bname\s*=\s*(?:"([^"]*)"|([^;\s]+))', re.IGNORECASE)
 _HEAD_END = re.compile(rb"\r?\n\r?\n")
 
@@ -88,20 +88,11 @@ def opaque_text(side: RecordedRequest | RecordedResponse) -> str | None:
 # -- multipart/form-data -----------------------------------------------------------------
 
 
-def _boundary(content_type: str) -> bytes | None:
-    if "multipart/" not in content_type.lower():
-        return None
-    match = _BOUNDARY.search(content_type)
-    if match is None:
-        return None
-    return (match.group(1) or match.group(2)).encode("latin-1", "replace")
-
-
 def scrub_multipart(raw: bytes, content_type: str, rules: Rules) -> bytes:
     """A multipart body with the value of every text part named like a secret (a form
     field ``api_key``, ``client_secret``, ``password``...) redacted, and JSON parts
     scrubbed by key; every other byte kept. ``raw`` itself when nothing changed."""
-    boundary = _boundary(content_type)
+    boundary = multipart_boundary(content_type)
     if boundary is None:
         return raw
     delimiter = b"--" + boundary

@@ -29,27 +29,22 @@ imports it only when the extension class is first used.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .views import VOLATILE_HEADERS, snapshot_view
+from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .syrupy_ext import AgentReplaySnapshotExtension
+    from .views import VOLATILE_HEADERS, snapshot_view
 
 __all__ = ["VOLATILE_HEADERS", "AgentReplaySnapshotExtension", "snapshot_view"]
 
-
-def __getattr__(name: str) -> Any:
-    if name != "AgentReplaySnapshotExtension":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    try:
-        from .syrupy_ext import AgentReplaySnapshotExtension  # noqa: PLC0415
-    except ModuleNotFoundError as exc:  # pragma: no cover - depends on the environment
-        if exc.name != "syrupy":
-            raise
-        raise ImportError(
-            "AgentReplaySnapshotExtension needs syrupy: "
-            "pip install 'pytest-agentreplay-plugin[snapshot]'"
-        ) from exc
-    globals()[name] = AgentReplaySnapshotExtension
-    return AgentReplaySnapshotExtension
+if not TYPE_CHECKING:  # type checkers read the imports above
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            ".syrupy_ext": ("AgentReplaySnapshotExtension",),
+            ".views": ("VOLATILE_HEADERS", "snapshot_view"),
+        },
+        requires={"syrupy": "pytest-agentreplay-plugin[snapshot]"},
+    )

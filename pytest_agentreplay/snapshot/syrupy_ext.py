@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 from syrupy.extensions.json import JSONSnapshotExtension
 from syrupy.types import PropertyFilter, PropertyMatcher, SerializableData, SerializedData
 
-from ..runlog.normalize import CallsView, IdMask
+from ..runlog.masking import CallsView, IdMask
 from .views import snapshot_view
 
 __all__ = ["AgentReplaySnapshotExtension"]

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import jsonparse
-from ..runlog import RunLog
-from ..runlog.normalize import CallsView, IdMask, normalize
+from ..runlog.masking import CallsView, IdMask, normalize
+from ..runlog.run_log import RunLog
 
 __all__ = ["VOLATILE_HEADERS", "snapshot_view"]
 
@@ -72,7 +72,7 @@ def snapshot_view(
 def _as_run_log(data: Any) -> RunLog | None:
     if isinstance(data, RunLog):
         return data
-    fakes = sys.modules.get("pytest_agentreplay.fakes")
+    fakes = sys.modules.get("pytest_agentreplay.fakes.fake_model")
     handle = sys.modules.get("pytest_agentreplay.cassettes.handle")
     if fakes is not None and isinstance(data, fakes.FakeModel):
         return RunLog.from_fake(data)

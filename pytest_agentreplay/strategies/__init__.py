@@ -27,8 +27,9 @@ hypothesis entry point reaches :mod:`.profile` without importing any strategy.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from ..model import FaultPlan
@@ -56,32 +57,16 @@ __all__ = [
     "sse_streams",
 ]
 
-_LAZY = {
-    "CI_PROFILE": ".profile",
-    "DEV_PROFILE": ".profile",
-    "register_profiles": ".profile",
-    "DEFAULT_FAULT_KINDS": ".plans",
-    "DEFAULT_STATUSES": ".plans",
-    "fault_plans": ".plans",
-    "faults": ".plans",
-    "json_objects": ".reply",
-    "replies": ".reply",
-    "chunkings": ".chunking",
-    "SSEStream": ".sse",
-    "sse_streams": ".sse",
-    "Chunking": "..transport.chunking",
-    "FaultPlan": "..model",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+if not TYPE_CHECKING:  # type checkers read the imports above
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            ".profile": ("CI_PROFILE", "DEV_PROFILE", "register_profiles"),
+            ".plans": ("DEFAULT_FAULT_KINDS", "DEFAULT_STATUSES", "fault_plans", "faults"),
+            ".reply": ("json_objects", "replies"),
+            ".chunking": ("chunkings",),
+            ".sse": ("SSEStream", "sse_streams"),
+            "..transport.chunking": ("Chunking",),
+            "..model": ("FaultPlan",),
+        },
+    )

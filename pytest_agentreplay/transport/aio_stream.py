@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import http
 import inspect
 from collections.abc import AsyncIterator, Callable, Sequence
 from types import SimpleNamespace
@@ -27,6 +26,8 @@ from typing import Any
 import aiohttp
 from aiohttp import streams
 from multidict import CIMultiDict, CIMultiDictProxy
+
+from .playback import reason_phrase
 
 __all__ = ["PulledStream", "build_response"]
 
@@ -161,7 +162,7 @@ def build_response(
     )
     response.version = aiohttp.HttpVersion11
     response.status = status
-    response.reason = _reason(status)
+    response.reason = reason_phrase(status)
     multi = CIMultiDict(headers)
     response._headers = CIMultiDictProxy(multi)
     response._raw_headers = tuple((k.encode("latin-1"), v.encode("latin-1")) for k, v in headers)
@@ -171,10 +172,3 @@ def build_response(
     response.content = body
     body.on_eof(response._response_eof)  # closed once read to the end, as aiohttp's own
     return response
-
-
-def _reason(status: int) -> str:
-    try:
-        return http.HTTPStatus(status).phrase
-    except ValueError:
-        return ""

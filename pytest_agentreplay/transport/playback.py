@@ -8,6 +8,7 @@ with, built by :mod:`.answer` (from a reply, a fault or recorded events) or by
 
 from __future__ import annotations
 
+import http
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -15,7 +16,7 @@ from typing import Literal
 from .chunking import Chunker, Chunking
 from .gate import Gate
 
-__all__ = ["Ending", "Playback"]
+__all__ = ["Ending", "Playback", "reason_phrase"]
 
 Ending = Literal["complete", "cut", "timeout"]
 """How a body ends after its last delivered event."""
@@ -59,3 +60,14 @@ class Playback:
         on_end, self.on_end = self.on_end, None
         if on_end is not None:
             on_end(outcome, events_sent)
+
+
+def reason_phrase(status: int) -> str:
+    """The standard reason phrase of ``status``, empty for a status that has none (529, a
+    provider's own): what the loopback server puts in its status line, what aiohttp's
+    ``response.reason`` holds, and what a vcrpy cassette stores. One function, so that
+    the three agree (the server used to say ``Unknown`` where the others said nothing)."""
+    try:
+        return http.HTTPStatus(status).phrase
+    except ValueError:
+        return ""

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import _socket
 import contextlib
-import http
 import json
 import select
 import socket
@@ -43,7 +42,7 @@ from typing import TypeVar
 
 from ..providers.catalog import client_env
 from .delivery import Delivery
-from .playback import Playback
+from .playback import Playback, reason_phrase
 from .request_reader import (
     BadRequestError,
     IncompleteRequestError,
@@ -394,7 +393,7 @@ class _Connection(socketserver.StreamRequestHandler):
         chunked = not sized and not bodiless and not old_client
         if not sized and not bodiless and old_client:
             self.close_connection = True
-        lines = [f"HTTP/1.1 {playback.status} {_reason(playback.status)}"]
+        lines = [f"HTTP/1.1 {playback.status} {reason_phrase(playback.status)}"]
         lines += [f"{k}: {v}" for k, v in headers]
         lines += ["transfer-encoding: chunked"] if chunked else []
         if self.close_connection:
@@ -459,7 +458,7 @@ class _Connection(socketserver.StreamRequestHandler):
         request still reads it)."""
         body = json.dumps({"error": {"type": "agentreplay_error", "message": message}}).encode()
         head = (
-            f"HTTP/1.1 {status} {_reason(status)}\r\n"
+            f"HTTP/1.1 {status} {reason_phrase(status)}\r\n"
             "content-type: application/json\r\n"
             f"content-length: {len(body)}\r\n"
             "x-should-retry: false\r\n"  # the SDKs would retry the same surprise
@@ -484,10 +483,3 @@ class _Sent:
             delivery.wake()  # a wait at a gate or hold ends now
 
         return noticed
-
-
-def _reason(status: int) -> str:
-    try:
-        return http.HTTPStatus(status).phrase
-    except ValueError:
-        return "Unknown"

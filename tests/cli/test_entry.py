@@ -8,6 +8,7 @@ modules; here each subcommand runs once for real.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import shutil
 import subprocess
@@ -61,6 +62,34 @@ def test_the_module_runs_and_help_imports_nothing_heavy() -> None:
     )
     assert "HEAVY []" in done.stdout
     assert all(command in done.stdout for command in COMMANDS)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_each_command_is_whole_in_its_own_module(command: str) -> None:
+    """The options of a command are defined beside its work: ``configure`` and ``run``
+    of ``pytest_agentreplay.cli.<command>`` (the app module only lists the commands)."""
+    module = importlib.import_module(f"pytest_agentreplay.cli.{command}")
+    assert module.configure.__module__ == module.run.__module__ == module.__name__
+    parser = argparse.ArgumentParser()
+    module.configure(parser)
+    assert parser.description == _subparsers()[command].description
+    assert [a.dest for a in parser._actions] == [a.dest for a in _subparsers()[command]._actions]
+
+
+def test_a_command_imports_its_own_module_only() -> None:
+    code = (
+        "import sys\n"
+        "from pytest_agentreplay.cli import main\n"
+        "assert main(['fold', '--help']) == 0\n"
+        "cli = sorted(m for m in sys.modules if m.startswith('pytest_agentreplay.cli.'))\n"
+        "print('LOADED', cli)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    loaded = next(line for line in done.stdout.splitlines() if line.startswith("LOADED"))
+    commands = {name for name in COMMANDS if f"'pytest_agentreplay.cli.{name}'" in loaded}
+    assert commands == {"fold"}
 
 
 def test_version_and_top_level_help() -> None:
@@ -156,7 +185,7 @@ def test_a_bug_is_shown_masked_with_exit_code_2(
     def explode(args: object, output: object) -> int:
         raise RuntimeError(f"unexpected value {FAKE_KEY}")
 
-    monkeypatch.setattr(_cli_inspect, "run_inspect", explode)
+    monkeypatch.setattr(_cli_inspect, "run", explode)
     result = cli(capsys, "inspect", good(tmp_path))
     assert result.code == 2
     assert "RuntimeError: unexpected value" in result.err

@@ -17,7 +17,6 @@ sends. PyYAML is imported only to write.
 from __future__ import annotations
 
 import functools
-import http
 import json
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -25,6 +24,7 @@ from urllib.parse import urlencode
 
 from ...errors import AgentReplayError
 from ...sse import SSEEncoder
+from ...transport.playback import reason_phrase
 from ..model import Cassette, Interaction, RecordedRequest, RecordedResponse
 from ..wire import body_fields, request_from_wire, response_fields, response_from_wire
 from .shape import Loc, ShapeError, as_bytes, field, header_map, mapping, parsed_body
@@ -33,7 +33,6 @@ __all__ = [
     "UnrecordableRequestError",
     "from_vcr",
     "from_vcr_data",
-    "reason_phrase",
     "response_bytes",
     "response_parts",
     "to_vcr",
@@ -59,14 +58,6 @@ def response_bytes(response: RecordedResponse) -> bytes:
     encoder = SSEEncoder(comments=True)
     body = b"".join(encoder.encode(event) for event in response.sse_events())
     return body + (response.tail or "").encode("utf-8")
-
-
-def reason_phrase(status: int) -> str:
-    """The standard reason phrase of ``status`` (vcrpy stores one); empty if none."""
-    try:
-        return http.HTTPStatus(status).phrase
-    except ValueError:
-        return ""
 
 
 # --- reading files ---------------------------------------------------------------------

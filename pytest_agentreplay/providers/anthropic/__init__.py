@@ -8,7 +8,25 @@ body, body noise) is its entry in :mod:`..catalog`.
 
 from __future__ import annotations
 
-from .codec import AnthropicCodec
-from .errors import ERROR_MESSAGES, ERROR_TYPES, default_error_type
+from typing import TYPE_CHECKING
+
+from ..._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .codec import AnthropicCodec
+    from .errors import ERROR_MESSAGES, ERROR_TYPES, default_error_type
 
 __all__ = ["ERROR_MESSAGES", "ERROR_TYPES", "AnthropicCodec", "default_error_type"]
+
+if not TYPE_CHECKING:  # type checkers read the imports above
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            ".codec": ("AnthropicCodec",),
+            ".errors": (
+                "ERROR_MESSAGES",
+                "ERROR_TYPES",
+                "default_error_type",
+            ),
+        },
+    )

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from ...model import Thinking, ToolCall
+from ...model import Text, Thinking, ToolCall
 from ..validation import Fields, join
 
-__all__ = ["check", "neutral_parts", "pick", "signature_of", "tool_call"]
+__all__ = ["check", "neutral_parts", "pick", "signature_of", "text_or_call", "tool_call"]
 
 P = TypeVar("P")
 
@@ -73,3 +73,17 @@ def tool_call(call: Any, path: str) -> ToolCall:
     args = call.get("args")
     args = {} if args is None else check.obj(args, f"{path}.args")
     return ToolCall(name=name, args=dict(args), id=check.optional_key(call, "id", path))
+
+
+def text_or_call(
+    part: Mapping[str, Any], text: str | None, path: str
+) -> Text | Thinking | ToolCall | None:
+    """The kinds of part an answer and a request turn share: ``text`` (read by the
+    caller: a request is checked strictly, an answer is not) as a thought or a text, else
+    a ``functionCall``; ``None`` for any other kind."""
+    if text is not None:
+        if part.get("thought"):
+            return Thinking(text=text, signature=signature_of(part, path))
+        return Text(text=text)
+    call = pick(part, "functionCall")
+    return tool_call(call, f"{path}.functionCall") if call is not None else None

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...model import Part, Reply, StopReason, Text, Thinking, Usage
+from ...model import Part, Reply, StopReason, Thinking, Usage
 from ..base import Codec
-from .parts import neutral_parts, pick, signature_of, tool_call
+from .parts import neutral_parts, pick, text_or_call
 
 __all__ = ["to_reply"]
 
@@ -92,11 +92,4 @@ def _reply_part(part: Mapping[str, Any], path: str) -> Part | None:
     """One part of an answer: text, a thought or a function call (``None`` for the
     kinds a reply cannot hold: images, code execution, ...)."""
     text = part.get("text")
-    if isinstance(text, str):
-        if part.get("thought"):
-            return Thinking(text=text, signature=signature_of(part, path))
-        return Text(text=text)
-    call = pick(part, "functionCall")
-    if call is not None:
-        return tool_call(call, f"{path}.functionCall")
-    return None
+    return text_or_call(part, text if isinstance(text, str) else None, path)

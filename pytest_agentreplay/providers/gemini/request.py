@@ -19,11 +19,11 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from ...model import Message, MessagePart, Other, Request, Text, Thinking, Tool, ToolResult
+from ...model import Message, MessagePart, Other, Request, Thinking, Tool, ToolResult
 from ..base import Codec, json_data
 from ..catalog import gemini_method
 from ..validation import join
-from .parts import check, neutral_parts, pick, signature_of, tool_call
+from .parts import check, neutral_parts, pick, text_or_call
 
 __all__ = ["parse"]
 
@@ -88,14 +88,10 @@ def _message(content: Any, path: str) -> Message:
 
 def _request_part(part: Mapping[str, Any], path: str) -> MessagePart | None:
     """One part of a request turn; kinds the neutral model does not read stay raw."""
-    if "text" in part:
-        text = check.text(part["text"], f"{path}.text")
-        if part.get("thought"):
-            return Thinking(text=text, signature=signature_of(part, path))
-        return Text(text=text)
-    call = pick(part, "functionCall")
-    if call is not None:
-        return tool_call(call, f"{path}.functionCall")
+    text = check.text(part["text"], f"{path}.text") if "text" in part else None
+    shared = text_or_call(part, text, path)
+    if shared is not None:
+        return shared
     response = pick(part, "functionResponse")
     if response is not None:
         return _tool_result(response, f"{path}.functionResponse")

@@ -7,7 +7,8 @@
   its stream events one by one);
 * :mod:`.langchain` — the agent side of a LangChain / LangGraph run, from its
   callbacks (``langchain_handler``); what it remembers while the run goes on is in
-  :mod:`.langchain_turns`, how it reads LangChain's objects in :mod:`.langchain_reading`.
+  :mod:`.langchain_turns`, how it reads LangChain's objects in :mod:`.langchain_reading`;
+* :mod:`.tokens` — the frameworks' token counts, kept as ``Usage`` keeps them.
 
 Adapters return model calls and entries; :class:`~pytest_agentreplay.runlog.RunLog`
 adds them, so no adapter imports the run log. The framework adapters read their
@@ -15,15 +16,3 @@ objects by attribute (duck typing) and import no framework (the LangChain handle
 imports its base class when one is built), so a run log costs nothing in projects
 that use none.
 """
-
-from __future__ import annotations
-
-from typing import Any
-
-__all__ = ["token_count"]
-
-
-def token_count(value: Any) -> int | None:
-    """A framework's optional token count as :class:`~pytest_agentreplay.model.Usage`
-    keeps it: a positive int, else ``None``."""
-    return value if isinstance(value, int) and value else None

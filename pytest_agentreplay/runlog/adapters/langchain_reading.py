@@ -12,7 +12,7 @@ from typing import Any
 
 from ...model import Usage
 from ..entries import Role
-from . import token_count
+from .tokens import token_count
 
 __all__ = [
     "LC_RUN_ID_PREFIX",

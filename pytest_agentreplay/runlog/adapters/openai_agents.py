@@ -23,7 +23,7 @@ from ..entries import (
     ToolResulted,
     as_id,
 )
-from . import token_count
+from .tokens import usage_of
 
 __all__ = ["openai_agents_entries", "openai_agents_event_entry"]
 
@@ -191,18 +191,15 @@ def _output_text(output: Sequence[Any]) -> str:
 
 
 def _usage(usage: Any) -> Usage | None:
-    if usage is None:
-        return None
-    return Usage(
-        input_tokens=getattr(usage, "input_tokens", 0) or 0,
-        output_tokens=getattr(usage, "output_tokens", 0) or 0,
+    return usage_of(
+        usage,
         cache_read_input_tokens=_details(usage, "input_tokens_details", "cached_tokens"),
         reasoning_tokens=_details(usage, "output_tokens_details", "reasoning_tokens"),
     )
 
 
-def _details(usage: Any, name: str, field: str) -> int | None:
-    return token_count(getattr(getattr(usage, name, None), field, None))
+def _details(usage: Any, name: str, field: str) -> Any:
+    return getattr(getattr(usage, name, None), field, None)
 
 
 # --- stream events ----------------------------------------------------------------------

@@ -21,7 +21,7 @@ from ..entries import (
     ToolOutcome,
     ToolResulted,
 )
-from . import token_count
+from .tokens import usage_of
 
 __all__ = ["pydantic_ai_entries"]
 
@@ -139,11 +139,8 @@ def _response_part_entry(part: Any, step_id: str, turn: str | None) -> Entry | N
 
 
 def _usage(usage: Any) -> Usage | None:
-    if usage is None:
-        return None
-    return Usage(
-        input_tokens=getattr(usage, "input_tokens", 0) or 0,
-        output_tokens=getattr(usage, "output_tokens", 0) or 0,
-        cache_read_input_tokens=token_count(getattr(usage, "cache_read_tokens", None)),
-        cache_creation_input_tokens=token_count(getattr(usage, "cache_write_tokens", None)),
+    return usage_of(
+        usage,
+        cache_read_input_tokens=getattr(usage, "cache_read_tokens", None),
+        cache_creation_input_tokens=getattr(usage, "cache_write_tokens", None),
     )

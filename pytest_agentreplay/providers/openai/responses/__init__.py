@@ -8,6 +8,14 @@ by ``codec``; what OpenAI's server adds to both of its formats is in :mod:`..com
 
 from __future__ import annotations
 
-from .codec import OpenAIResponsesCodec
+from typing import TYPE_CHECKING
+
+from ...._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .codec import OpenAIResponsesCodec
 
 __all__ = ["OpenAIResponsesCodec"]
+
+if not TYPE_CHECKING:  # type checkers read the imports above
+    __getattr__, __dir__ = lazy_exports(__name__, {".codec": ("OpenAIResponsesCodec",)})

@@ -1,0 +1,420 @@
+"""The fake model: a script of replies served over the providers' real wire formats.
+
+:class:`FakeModel` routes a request to its wire format and renders the reply
+(through :mod:`..transport.answer`); what it serves and what it saw are
+:mod:`.script`'s (the script, interrupts, holds, the call log); :mod:`.serving`
+scopes it to a block and :mod:`.listening` puts it on a real port.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from ..errors import CodecError
+from ..model import Fault, ModelCall, Provider, Reply, Request, reply_source
+from ..providers import codec_for, detect, token_count, unspoken
+from ..providers.base import Codec, IdFactory, RenderContext, json_data
+from ..providers.catalog import DEFAULT_HOSTS
+from ..transport import answer
+from ..transport.chunking import ChunkingSpec, resolve_chunking
+from ..transport.gate import Gate
+from ..transport.playback import Playback
+from ..transport.router import Deferred, HTTPRequest
+from .listening import FakeServer
+from .messages import held_problem, interrupt_problem, show
+from .script import (
+    CallLog,
+    Holds,
+    HTTPCall,
+    Respond,
+    Script,
+    ScriptItem,
+    UnexpectedModelCall,
+)
+from .serving import Serving
+
+__all__ = ["FakeModel"]
+
+
+@dataclass(frozen=True)
+class _Route:
+    host: str
+    port: int | None
+    base_path: str
+    provider: Provider | None
+
+
+class FakeModel(Serving):
+    """A scripted model served to every client of the hosts it covers.
+
+    ``FakeModel(Reply.text("Hi"), "plain text", Fault.http(429))`` serves those in
+    order. ``respond=`` (a function of the neutral :class:`~..model.Request`, sync
+    or async) answers calls the script does not cover. ``hosts`` are the hosts
+    served (``serve()`` adds more); ``chunking`` cuts the SSE body into network
+    chunks (``"event"``, ``"whole"``, ``"lines"``, a byte size or a callable);
+    ``event_delay`` paces chunks; ``seed`` makes ids reproducible.
+    """
+
+    def __init__(
+        self,
+        *script: ScriptItem,
+        respond: Respond | None = None,
+        hosts: Iterable[str] = DEFAULT_HOSTS,
+        chunking: ChunkingSpec = "event",
+        event_delay: float = 0.0,
+        seed: str = "agentreplay",
+        check_unused: bool = True,
+        name: str = "FakeModel",
+        allow_hosts: Iterable[str] = (),
+    ) -> None:
+        self.name = name
+        self.check_unused = check_unused
+        self.chunker = resolve_chunking(chunking)
+        self.event_delay = event_delay
+        self.allow_hosts = tuple(allow_hosts)
+        self._script = Script(respond)
+        self._holds = Holds()
+        self._log = CallLog()
+        self.calls: list[HTTPCall] = self._log.calls
+        self.requests: list[Request] = self._log.requests
+        self._routes = [_Route(h.lower(), None, "", None) for h in hosts]
+        self._ids = IdFactory(seed)
+        self._lock = threading.Lock()
+        self._problems: list[str] = []
+        self._unreleased: list[tuple[int, int | None]] = []
+        self.script(*script)
+
+    # --- configuring ------------------------------------------------------------
+
+    @property
+    def respond_fn(self) -> Respond | None:
+        """The function answering calls the script does not cover (``respond=``)."""
+        return self._script.respond
+
+    @respond_fn.setter
+    def respond_fn(self, respond: Respond | None) -> None:
+        self._script.respond = respond
+
+    def script(self, *items: ScriptItem) -> FakeModel:
+        """Append replies to the script (a ``str`` is ``Reply.text``, a ``Fault`` a failure)."""
+        self._script.extend(items)
+        return self
+
+    def configure(
+        self,
+        *,
+        respond: Respond | None = None,
+        chunking: ChunkingSpec | None = None,
+        event_delay: float | None = None,
+        seed: str | None = None,
+        check_unused: bool | None = None,
+    ) -> FakeModel:
+        """Change what the constructor set (for fixtures, which build the fake for you)."""
+        if respond is not None:
+            self.respond_fn = respond
+        if chunking is not None:
+            self.chunker = resolve_chunking(chunking)
+        if event_delay is not None:
+            self.event_delay = event_delay
+        if seed is not None:
+            self._ids = IdFactory(seed)
+        if check_unused is not None:
+            self.check_unused = check_unused
+        return self
+
+    def serve(self, base_url: str, provider: Provider | None = None) -> FakeModel:
+        """Also serve ``base_url`` (Azure, OpenRouter, a local server...).
+
+        ``provider`` fixes the wire format; by default the request path picks it.
+        """
+        parts = urlsplit(base_url if "://" in base_url else f"https://{base_url}")
+        if not parts.hostname:
+            raise ValueError(f"serve() needs a URL with a host, got {base_url!r}")
+        if provider is not None:
+            codec_for(provider)  # validates the name
+        with self._lock:
+            self._routes.append(
+                _Route(parts.hostname.lower(), parts.port, parts.path.rstrip("/"), provider)
+            )
+        return self
+
+    def listen(self, *, host: str = "127.0.0.1", port: int = 0) -> FakeServer:
+        """Serve this fake on a real loopback HTTP port, for other processes: see
+        :class:`~.listening.FakeServer` (``with fake.listen() as server: ...``)."""
+        return FakeServer(self, host=host, port=port).start()
+
+    def fail_with(self, fault: Fault) -> FakeModel:
+        """Fail every call with ``fault`` (no reply is consumed)."""
+        self._script.fail = fault
+        return self
+
+    def interrupt(self, *, after_events: int | None = None, times: int = 1) -> FakeModel:
+        """Cut the next ``times`` streams after ``after_events`` events (default: halfway
+        through the stream, so some text has arrived and some has not).
+
+        The cut stream plays the reply that is next in the script without
+        consuming it, so the retry that follows receives the same reply in full:
+        the "interrupted stream, retried in a fresh step" shape.
+        """
+        self._script.interrupt(after_events, times)
+        return self
+
+    def block(self, *, after_events: int | None = None) -> FakeModel:
+        """Hold the next call until :meth:`release`: before any byte (default) or
+        after ``after_events`` events of its stream."""
+        self._holds.block(after_events)
+        return self
+
+    def release(self) -> None:
+        """Let every held call continue (``block()`` and ``Fault.stall``)."""
+        self._holds.release()
+
+    def wait_blocked(self, timeout: float | None = 5.0) -> bool:
+        """Wait until a call is being held (``block()`` or a stall); ``False`` on timeout."""
+        return self._holds.wait(timeout)
+
+    async def wait_blocked_async(self, timeout: float | None = 5.0) -> bool:
+        """:meth:`wait_blocked` without blocking the event loop."""
+        return await self._holds.wait_async(timeout)
+
+    # --- what happened ------------------------------------------------------------
+
+    @property
+    def log(self) -> list[ModelCall]:
+        """Every finished call, in arrival order, with its outcome."""
+        return self._log.entries
+
+    @property
+    def last_request(self) -> Request:
+        """The most recent request; ``IndexError`` if there was none."""
+        return self.requests[-1]
+
+    @property
+    def remaining(self) -> list[Reply]:
+        """Replies not consumed yet."""
+        return self._script.remaining
+
+    @property
+    def problems(self) -> list[str]:
+        """What the test should fail for: surprises, and (at the end) unused replies."""
+        with self._lock:
+            problems = list(self._problems)
+        pending = self._script.pending_interrupts()
+        if pending:
+            problems.append(interrupt_problem(self.name, pending, list(self.requests)))
+        unused = self._script.unused()
+        if not self.check_unused or not unused or self._script.fail is not None:
+            return problems
+        # A call held before its first byte took no reply: the reply was requested
+        # and is waiting for release(), not spare (issue 20).
+        held = self._held()[: len(unused)]
+        problems.extend(held_problem(self.name, i, unused[n]) for n, i in enumerate(held))
+        unused = unused[len(held) :]
+        if unused:
+            shown = "\n".join(f"  - {r!r}" for r in unused)
+            problems.append(
+                f"{self.name}: {len(unused)} scripted "
+                f"repl{'y' if len(unused) == 1 else 'ies'} never "
+                f"requested:\n{shown}"
+            )
+        return problems
+
+    def take_problems(self) -> list[str]:
+        """The surprises so far (unexpected requests, parts a provider cannot send),
+        acknowledged: the end of the ``with`` block or the fixture's teardown no longer
+        fails for them. For a test whose point is such a problem, as ``recwarn.pop``
+        takes an expected warning. Replies still unused are checked at the end as
+        always: they are the script's state, not a surprise."""
+        with self._lock:
+            taken = list(self._problems)
+            self._problems.clear()
+        return taken
+
+    def _held(self) -> list[int]:
+        """Calls held by ``block()`` before their first byte that the test never
+        released (kept when :meth:`detach` lets them go, so the check at the end
+        still sees them)."""
+        with self._lock:
+            seen = list(self._unreleased)
+        held = {*seen, *self._holds.unreleased()}
+        return sorted(index for index, after in held if after is None)
+
+    def verify(self) -> None:
+        """Raise ``AssertionError`` listing every problem, if any."""
+        self.close_open_calls()
+        problems = self.problems
+        if problems:
+            raise AssertionError("\n".join(problems))
+
+    def close_open_calls(self) -> None:
+        """Log calls whose response was never closed by the client as ``cancelled``."""
+        self._log.close_open()
+
+    # --- lifecycle ------------------------------------------------------------------
+
+    def detach(self) -> None:
+        """Stop serving; calls still held are let go, so no thread hangs the run."""
+        held = self._holds.unreleased()
+        with self._lock:
+            self._unreleased.extend(held)
+        self.release()
+        super().detach()
+
+    # --- serving (the Handler protocol) ---------------------------------------------
+
+    def claims(self, request: HTTPRequest) -> bool:
+        return self._route_for(request) is not None
+
+    def _route_for(self, request: HTTPRequest) -> _Route | None:
+        parts = urlsplit(request.url)
+        host, port = (parts.hostname or "").lower(), parts.port
+        with self._lock:
+            routes = list(self._routes)
+        for route in reversed(routes):
+            if (
+                route.host == host
+                and route.port in (None, port)
+                and parts.path.startswith(route.base_path)
+            ):
+                return route
+        return None
+
+    def respond(self, request: HTTPRequest) -> Playback | Deferred:
+        # A request on the fake's own port (listen()) names no host it serves.
+        route = self._route_for(request) or _Route("", None, "", None)
+        counter = token_count(request.method, request.path)
+        if counter is not None:
+            return self._count_tokens(request, codec_for(counter))
+        provider = (
+            route.provider
+            or detect(request.method, request.path[len(route.base_path) :] or "/")
+            or detect(request.method, request.path)
+        )
+        if provider is None:
+            return self._not_a_model_call(request)
+        codec = codec_for(provider)
+        try:
+            parsed = self._parse(codec, request)
+        except (ValueError, CodecError) as exc:
+            return self._unexpected(request, f"its body is not a valid request: {exc}", codec=codec)
+        index = self._log.open(request, parsed)
+        block = self._holds.take_block(index)
+        if block is not None and block[1] is None:
+            return Deferred(
+                gate=block[0],
+                then=lambda: self._play(index, codec, parsed, request),
+                cancelled=lambda: self._log.ended(index, "cancelled", 0, None),
+            )
+        return self._play(index, codec, parsed, request, block=block)
+
+    async def respond_async(self, request: HTTPRequest) -> Playback | Deferred:
+        return self.respond(request)
+
+    def _next_reply(self, index: int, request: Request, http: HTTPRequest) -> Reply:
+        """The reply for call ``index``: the script's; when it ran out, the test fails
+        at once (:class:`UnexpectedModelCall`)."""
+        reply = self._script.next_reply(request)
+        if reply is not None:
+            return reply
+        problem = self._mask(
+            f"{self.name}: received a model call after its script ran out "
+            f"(call #{index}):\n  {show(http)}\n"
+            f"  Script a reply for it ({self.name}.script(...)) or answer past the end "
+            f"with respond=."
+        )
+        # Kept as a problem too: code that catches BaseException (or a thread that
+        # dies with it) must not turn the surprise into a pass.
+        with self._lock:
+            self._problems.append(problem)
+        self._log.ended(index, "cancelled", 0, None)
+        raise UnexpectedModelCall(f"pytest-agentreplay: {problem}", pytrace=False)
+
+    def _mask(self, text: str) -> str:
+        """``text`` with secrets masked by the router's rules (the session scrubber's
+        under pytest; none for a fake outside the plugin's router)."""
+        router = self._router
+        return router.mask(text) if router is not None else text
+
+    def _play(
+        self,
+        index: int,
+        codec: Codec,
+        request: Request,
+        http: HTTPRequest,
+        *,
+        block: tuple[Gate, int | None] | None = None,
+    ) -> Playback:
+        reply = self._next_reply(index, request, http)
+        ctx = RenderContext(model=request.model or "fake-model", request=request, ids=self._ids)
+        plan = answer.Plan(
+            chunker=self.chunker,
+            delay=self.event_delay,
+            stall_gate=self._holds.stall,
+            on_end=lambda outcome, sent: self._log.ended(index, outcome, sent, reply),
+            extra_gates={block[1]: block[0]} if block is not None and block[1] is not None else {},
+        )
+        try:
+            playback = answer.for_reply(codec, reply, ctx, plan, streaming=request.stream)
+        except CodecError as exc:  # a part this provider cannot send: refuse, never drop it
+            playback = self._refuse(codec, reply, exc, http, ctx=ctx, plan=plan)
+        self._log.answered(index, None if playback.before_headers else playback.status)
+        return playback
+
+    def _count_tokens(self, request: HTTPRequest, codec: Codec) -> Playback:
+        """A token count, answered from the request alone (Gemini's ``countTokens``):
+        no reply of the script is used, no model call is logged."""
+        try:
+            body = request.json()
+        except ValueError as exc:
+            return self._unexpected(request, f"its body is not JSON: {exc}", codec=codec)
+        counted = codec.count_tokens(body if isinstance(body, dict) else {})
+        if counted is None:
+            return self._not_a_model_call(request)
+        headers = [("content-type", codec.json_content_type)]
+        return Playback(status=200, headers=headers, events=[json_data(counted).encode()])
+
+    def _not_a_model_call(self, request: HTTPRequest) -> Playback:
+        """A request no codec speaks fails the test, saying which formats are spoken
+        and which one this request looks like (Cohere's ``POST /v2/chat``...)."""
+        try:
+            body = request.json()
+        except ValueError:
+            body = None
+        why = unspoken(request.method, request.path, body)
+        return self._unexpected(request, f"the fake serves model calls only: {why}")
+
+    def _refuse(
+        self,
+        codec: Codec,
+        reply: Reply,
+        why: CodecError,
+        http: HTTPRequest,
+        *,
+        ctx: RenderContext,
+        plan: answer.Plan,
+    ) -> Playback:
+        """Fail the test for a reply ``codec`` cannot render, and answer the call with
+        the provider's 400 saying why (the agent sees an error, not a partial reply)."""
+        with self._lock:
+            self._problems.append(
+                f"{self.name}: cannot serve {reply_source(reply)} as {codec.provider}: "
+                f"{why}\n  {show(http)}"
+            )
+        fault = Fault.http(400, f"pytest-agentreplay: {why}")
+        return answer.for_reply(codec, Reply.failure(fault), ctx, plan, streaming=False)
+
+    def _unexpected(self, request: HTTPRequest, why: str, codec: Codec | None = None) -> Playback:
+        with self._lock:
+            self._problems.append(f"{self.name}: unexpected request, {why}:\n  {show(request)}")
+        fault = Fault.http(
+            404 if codec is None else 400, f"pytest-agentreplay: {why.split(':', maxsplit=1)[0]}"
+        )
+        body = json_data({"error": {"type": "not_found", "message": fault.message}})
+        if codec is not None:
+            return answer.for_error(codec, fault, RenderContext(), answer.Plan())
+        return Playback(
+            status=404, headers=[("content-type", "application/json")], events=[body.encode()]
+        )
