@@ -18,10 +18,15 @@ The command line does the same: ``agentreplay import-trace trace.jsonl -o casset
 
 from __future__ import annotations
 
-from ..errors import TraceImportError
-from .importing import TraceImport, cassette_from_spans, import_trace
-from .read import read_trace, spans_from_text
-from .spans import TraceSpan
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from ..errors import TraceImportError
+    from .importing import TraceImport, cassette_from_spans, import_trace
+    from .read import read_trace, spans_from_text
+    from .spans import TraceSpan
 
 __all__ = [
     "TraceImport",
@@ -32,3 +37,14 @@ __all__ = [
     "read_trace",
     "spans_from_text",
 ]
+
+if not TYPE_CHECKING:  # type checkers read the imports above
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "..errors": ("TraceImportError",),
+            ".importing": ("TraceImport", "cassette_from_spans", "import_trace"),
+            ".read": ("read_trace", "spans_from_text"),
+            ".spans": ("TraceSpan",),
+        },
+    )

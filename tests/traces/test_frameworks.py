@@ -47,7 +47,9 @@ def test_a_pydantic_ai_trace_replays_the_agent_run(scripted_model, pytester, tmp
         f"pydantic-ai {__import__('pydantic_ai').__version__}"
     }
     out = pytester.path / "replayed.json"
-    pytester.makepyfile(test_replay=REPLAY.format(cassette=str(cassette), out=str(out)))
+    pytester.makepyfile(
+        test_pydantic_ai_trace_replay=REPLAY.format(cassette=str(cassette), out=str(out))
+    )
     pytester.runpytest("-p", "no:cacheprovider", "-q").assert_outcomes(passed=1)
     replayed = json.loads(out.read_text())
     assert replayed["output"] == output == "It is sunny in Leeds."

@@ -87,7 +87,11 @@ def traced_run(provider: str, scripted_model, traced) -> tuple[Path, str, dict]:
 def replayed_run(pytester: pytest.Pytester, provider: str, cassette: Path) -> dict:
     out = pytester.path / "replayed.json"
     pytester.makepyfile(
-        test_replay=REPLAY.format(cassette=str(cassette), provider=provider, out=str(out))
+        **{
+            f"test_trace_replay_{provider}": REPLAY.format(
+                cassette=str(cassette), provider=provider, out=str(out)
+            )
+        }
     )
     result = pytester.runpytest("-p", "no:cacheprovider", "-q")
     result.assert_outcomes(passed=1)
