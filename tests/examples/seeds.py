@@ -61,8 +61,8 @@ class PlantedBug:
     caught_by: tuple[str, ...]
 
 
-RUST = "a Rust runtime's model-step lifecycle"
-WEB_UI = "a web UI's streaming"
+RUST = "a Rust runtime's model-step lifecycle tests"
+WEB_UI = "a web UI's streaming tests"
 DURABLE = "a durable runtime's streaming proofs"
 
 SEEDS: tuple[Seed, ...] = tuple(

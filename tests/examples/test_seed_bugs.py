@@ -16,6 +16,7 @@ suite's own settings (the repository's ``pyproject.toml`` and ``examples/conftes
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import sys
 import textwrap
@@ -30,11 +31,15 @@ import openai  # noqa: F401
 import pytest
 import yaml  # noqa: F401 - its C extension cannot be imported twice in one process
 
+from . import seeds
 from .seeds import BUGS, SEEDS, Edit, PlantedBug
 
 pytest_plugins = ["pytester"]
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tests"
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "tests"
+PAGE = ROOT / "docs" / "how-to" / "reference-agent.md"
+HOOK = ROOT / "docs" / "_hooks" / "seed_bugs.py"
 AGENT = "agent"  # the example agent's package, as the example suite imports it
 NESTED = ("-p", "no:cacheprovider", "-q")
 
@@ -204,3 +209,27 @@ def test_the_examples_of_a_seed_test_catch_its_bug(
     assert unexplained == {}, "failed, but not in the words given"
     for words in bug.caught_by:
         assert any(words in line for lines in shown.values() for line in lines), words
+
+
+def test_the_reference_agent_page_renders_every_row() -> None:
+    """Checks: the docs page asks for the table once, and the mkdocs hook renders every
+    seed test and every planted bug, with its examples and the words that catch it."""
+    spec = importlib.util.spec_from_file_location("_seed_bugs_hook", HOOK)
+    assert spec is not None and spec.loader is not None
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    page = PAGE.read_text(encoding="utf-8")
+    assert page.count(hook.MARKER) == 1
+
+    shown = hook.on_page_markdown(page, None, None, None)
+
+    assert hook.MARKER not in shown
+    rows = [line for line in shown.splitlines() if line.startswith("| ")]
+    assert len(rows) == 3 + len(BUGS)  # a header a table, a row a bug
+    for seed in SEEDS:
+        assert f"| {seed.number} | `{seed.name}` |" in shown
+    for bug, row in zip(BUGS, [r for r in rows if not r.startswith("| Seed |")], strict=True):
+        assert bug.bug in row
+        assert all(f"`{example}`" in row for example in bug.examples)
+        assert all(f"`{words}`" in row for words in bug.caught_by)
+    assert hook.render(seeds) in shown
