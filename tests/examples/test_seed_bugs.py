@@ -225,7 +225,7 @@ def test_the_reference_agent_page_renders_every_row() -> None:
 
     assert hook.MARKER not in shown
     rows = [line for line in shown.splitlines() if line.startswith("| ")]
-    assert len(rows) == 3 + len(BUGS)  # a header a table, a row a bug
+    assert len(rows) == 3 + len(BUGS)  # a header row per runtime, a row per bug
     for seed in SEEDS:
         assert f"| {seed.number} | `{seed.name}` |" in shown
     for bug, row in zip(BUGS, [r for r in rows if not r.startswith("| Seed |")], strict=True):
@@ -233,3 +233,23 @@ def test_the_reference_agent_page_renders_every_row() -> None:
         assert all(f"`{example}`" in row for example in bug.examples)
         assert all(f"`{words}`" in row for words in bug.caught_by)
     assert hook.render(seeds) in shown
+
+
+def test_an_edit_that_no_longer_fits_the_agent_says_which_and_what_to_do() -> None:
+    """Checks: an edit whose text does not occur exactly once in its function's source
+    is refused with the function, the text, how often it occurs and where to fix it,
+    instead of planting nothing (a bug not planted would pass as caught by nothing)."""
+    source = "def f(x):\n    return x + x\n"
+
+    with pytest.raises(PlantError) as missing:
+        _edited(source, Edit("runtime.f", "x * 2", "x"))
+    with pytest.raises(PlantError) as twice:
+        _edited(source, Edit("runtime.f", "x", "y"))
+
+    assert str(missing.value) == (
+        "runtime.f: 'x * 2' occurs 0 times in its source, not once: the agent changed; "
+        "update the edit in tests/examples/seeds.py"
+    )
+    assert "'x' occurs 3 times" in str(twice.value)  # f(x), x + x
+    edited = _edited(source, Edit("runtime.f", "return x + x", "y = x\nreturn y + y"))
+    assert edited == "def f(x):\n    y = x\n    return y + y\n"
