@@ -14,6 +14,7 @@ __all__ = [
     "AgentReplayError",
     "CassetteFormatError",
     "CodecError",
+    "ControlRequestError",
     "SSEDecodeError",
     "SSEEncodeError",
     "field_path",
@@ -125,3 +126,14 @@ class CassetteFormatError(AgentReplayError, ValueError):
 
 def _rebuild(problem: str, state: dict[str, Any]) -> CassetteFormatError:
     return CassetteFormatError(problem, **state)
+
+
+class ControlRequestError(AgentReplayError, ValueError):
+    """A request to the control API of ``agentreplay serve`` that cannot be done:
+    answered with ``status`` (``400`` for a body that is no valid instruction), naming
+    the ``field`` (``replies[0].fault.after_event``) and what to send instead."""
+
+    def __init__(self, message: str, *, field: str | None = None, status: int = 400) -> None:
+        super().__init__(message)
+        self.field = field
+        self.status = status

@@ -27,13 +27,15 @@ class ReplayedCall:
     status: int | None = None
     outcome: str = "completed"
     events_sent: int = 0
+    client: str | None = None
+    """The client library that sent the request, from its headers (issue 30)."""
 
     def __repr__(self) -> str:
         # The live URL may carry a key (``?key=``, ``user:password@``): see ``urls``.
         return (
             f"ReplayedCall(index={self.index}, {self.method} {bare_url(self.url)}, "
             f"source={self.source!r}, interaction={self.interaction}, status={self.status}, "
-            f"outcome={self.outcome!r}, events_sent={self.events_sent})"
+            f"outcome={self.outcome!r}, events_sent={self.events_sent}, client={self.client!r})"
         )
 
 

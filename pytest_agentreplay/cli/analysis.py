@@ -196,8 +196,9 @@ class View:
     def unfinished(self) -> str | None:
         """Why a stream has no stop reason (it was cut, or never reached its terminal
         event), in a few words; ``None`` for a stream that reached its terminal event
-        and for a body that was not streamed (or did not fold). Issue 30: ``inspect`` showed ``stop end_turn`` for a cut
-        stream (the neutral reply's default) while ``fold`` showed ``null``."""
+        and for a body that was not streamed (or did not fold). Issue 30: ``inspect``
+        showed ``stop end_turn`` for a cut stream (the neutral reply's default) while
+        ``fold`` showed ``null``."""
         folded = self.folded
         if not self.streaming or folded is None or folded.complete:
             return None

@@ -24,7 +24,7 @@ from ..transport.gate import Gate
 from ..transport.playback import Playback
 from ..transport.router import Deferred, HTTPRequest
 from .listening import FakeServer
-from .messages import held_problem, interrupt_problem, show
+from .messages import held_problem, injected_problem, interrupt_problem, show
 from .script import (
     CallLog,
     Holds,
@@ -162,6 +162,29 @@ class FakeModel(Serving):
         self._script.interrupt(after_events, times)
         return self
 
+    def inject(self, fault: Fault) -> FakeModel:
+        """Fail the next call, streamed or not, with ``fault``.
+
+        As with :meth:`interrupt`, the failed call plays the reply that is next in the
+        script without using it up (a cut stream shows its start), so the retry that
+        follows gets it whole; with the script empty the call only fails. Each call
+        queues one fault, for one call."""
+        self._script.inject(fault)
+        return self
+
+    def reset(self) -> FakeModel:
+        """Start over: forget the script, interrupts, injected faults, ``fail_with``,
+        ``respond=``, the holds (a held call is released) and the call log, and the
+        problems seen so far. For a fake that outlives one test (``listen()`` in a
+        module-scoped fixture, ``agentreplay serve --fake``)."""
+        self._script.reset()
+        self.release()
+        self._log.reset()
+        with self._lock:
+            self._problems.clear()
+            self._unreleased.clear()
+        return self
+
     def block(self, *, after_events: int | None = None) -> FakeModel:
         """Hold the next call until :meth:`release`: before any byte (default) or
         after ``after_events`` events of its stream."""
@@ -205,6 +228,9 @@ class FakeModel(Serving):
         pending = self._script.pending_interrupts()
         if pending:
             problems.append(interrupt_problem(self.name, pending, list(self.requests)))
+        injected = self._script.pending_injected()
+        if injected:
+            problems.append(injected_problem(self.name, injected))
         unused = self._script.unused()
         if not self.check_unused or not unused or self._script.fail is not None:
             return problems
@@ -221,6 +247,14 @@ class FakeModel(Serving):
                 f"requested:\n{shown}"
             )
         return problems
+
+    @property
+    def surprises(self) -> list[str]:
+        """The surprises so far (unexpected requests, parts a provider cannot send),
+        left in place: what the end of the test will fail for, besides the state of the
+        script (replies never requested, interrupts never used)."""
+        with self._lock:
+            return list(self._problems)
 
     def take_problems(self) -> list[str]:
         """The surprises so far (unexpected requests, parts a provider cannot send),

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from ..model import Reply, Request
 from ..transport.router import HTTPRequest
 
-__all__ = ["held_problem", "interrupt_problem", "show"]
+__all__ = ["held_problem", "injected_problem", "interrupt_problem", "show"]
 
 
 def show(request: HTTPRequest) -> str:
@@ -45,4 +45,13 @@ def interrupt_problem(name: str, pending: int, requests: Sequence[Request]) -> s
         f"interrupt() never cut a stream ({came}; an interrupt cuts streamed "
         f"responses only). Stream the call, or leave interrupting_model / "
         f"interrupt() out of a non-streaming test."
+    )
+
+
+def injected_problem(name: str, pending: int) -> str:
+    """``pending`` faults queued by ``inject()`` struck no call (none came for them)."""
+    return (
+        f"{name}: {pending} fault{'' if pending == 1 else 's'} queued by inject() "
+        f"struck no call (each strikes the next call that comes). Make the call, or "
+        f"inject fewer faults."
     )
