@@ -38,6 +38,15 @@ def serve_fake(
     output.mask = default_scrubber().mask
     fake = FakeModel(name="agentreplay serve --fake", check_unused=False)
     api = ControlAPI.over(fake, allow_remote=args.allow_remote_control)
+    before_reset: list[int] = []  # calls answered before each reset, for the summary
+    surprised: list[str] = []  # ... and what surprised the fake before it
+
+    def reset() -> None:
+        before_reset.append(len(fake.log))
+        surprised.extend(fake.surprises)
+        fake.reset()
+
+    api.reset = reset
     server = listening(args, Controlled(api, fake))
     with stop_signal() as stop, server:
         output.print(server.url)
@@ -50,13 +59,16 @@ def serve_fake(
         )
         stop.wait()
         fake.release()
-    return _finish(output, fake, server)
+    return _finish(output, fake, server, sum(before_reset), surprised)
 
 
-def _finish(output: Output, fake: FakeModel, server: ModelServer) -> int:
-    """What the fake answered, and what surprised it."""
+def _finish(
+    output: Output, fake: FakeModel, server: ModelServer, earlier: int, surprised: list[str]
+) -> int:
+    """What the fake answered and what surprised it (``earlier`` calls and ``surprised``:
+    before the last reset)."""
     fake.close_open_calls()
-    calls = len(fake.log)
+    calls = len(fake.log) + earlier
     line = f"agentreplay serve: {calls} call{'' if calls == 1 else 's'} answered by the fake"
     left = len(fake.remaining)
     if left:
@@ -64,7 +76,7 @@ def _finish(output: Output, fake: FakeModel, server: ModelServer) -> int:
     output.note(line)
     # A call past the script is both a surprise of the fake and a request the server
     # failed on: said once, in the fake's words.
-    problems = fake.surprises or server.errors
+    problems = surprised + fake.surprises or server.errors
     for problem in problems:
         output.note(f"agentreplay serve: {problem}")
     return EXIT_FINDINGS if problems else EXIT_OK

@@ -97,7 +97,7 @@ class ControlAPI:
             return _error(404, f"the control API is off: {self.off_hint}")
         refusal = self._refusal(request)
         if refusal is not None:
-            return _error(403, refusal)
+            return _error(*refusal)
         if not name:
             return _json(200, {"endpoints": self._endpoints()})
         method = _METHODS.get(name)
@@ -122,24 +122,25 @@ class ControlAPI:
         names = list(_METHODS) if self.fake is not None else ["log", "reset"]
         return [f"{_METHODS[n]} {CONTROL_PREFIX}{n}" for n in names]
 
-    def _refusal(self, request: HTTPRequest) -> str | None:
-        """Why a request may not control this server (``None``: it may)."""
+    def _refusal(self, request: HTTPRequest) -> tuple[int, str] | None:
+        """The status and reason a request may not control this server with (``None``:
+        it may)."""
         host = urlsplit(f"//{request.header('host') or ''}").hostname or ""
         if not self.allow_remote and not _loopback(host):
-            return (
+            return 403, (
                 f"the control API answers requests addressed to a loopback host only "
                 f"(127.0.0.1, ::1, localhost), not {host or 'no host'!r}; "
                 "use http://127.0.0.1:PORT"
             )
         origin = request.header("origin")
         if origin and not _loopback(urlsplit(origin).hostname or ""):
-            return "the control API refuses requests a browser sends from a web page (Origin)"
+            return 403, "the control API refuses requests a browser sends from a web page (Origin)"
         if (request.header("sec-fetch-site") or "").lower() in ("cross-site", "same-site"):
-            return "the control API refuses requests a browser sends from another site"
+            return 403, "the control API refuses requests a browser sends from another site"
         if request.method == "POST":
             kind = (request.header("content-type") or "").split(";")[0].strip().lower()
             if kind != "application/json":
-                return (
+                return 415, (
                     "a control request's body is JSON: send it with content-type: application/json"
                 )
         return None
