@@ -137,7 +137,7 @@ def fault_of(value: Any, where: str) -> Fault:
     _no_unknown(value, ("kind", *takes), where, what=f"Fault.{kind}")
     arguments = {k: v for k, v in value.items() if k != "kind"}
     try:
-        Fault.model_validate(value, strict=True)  # each field's type, named, before the kind's checks
+        Fault.model_validate(value, strict=True)  # each field's type, named, first
         fault: Fault = build(**arguments)
     except ValidationError as exc:
         raise _invalid(exc, where) from None

@@ -174,8 +174,9 @@ class FakeModel(Serving):
 
     def reset(self) -> FakeModel:
         """Start over: forget the script, interrupts, injected faults, ``fail_with``,
-        ``respond=``, the holds (a held call is released) and the call log, and the
-        problems seen so far. For a fake that outlives one test (``listen()`` in a
+        ``respond=``, the call log and the problems seen so far. A call held at the
+        reset is let go without an answer (its connection is dropped): it belongs to no
+        script. For a fake that outlives one test (``listen()`` in a
         module-scoped fixture, ``agentreplay serve --fake``)."""
         self._script.reset()
         self.release()
@@ -381,6 +382,8 @@ class FakeModel(Serving):
         *,
         block: tuple[Gate, int | None] | None = None,
     ) -> Playback:
+        if self._log.forgotten(index):  # held across a reset(): it belongs to no script
+            return Playback(status=503, headers=[], events=[], ending="cut", before_headers=True)
         reply = self._next_reply(index, request, http)
         ctx = RenderContext(model=request.model or "fake-model", request=request, ids=self._ids)
         plan = answer.Plan(

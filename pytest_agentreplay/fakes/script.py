@@ -310,6 +310,11 @@ class CallLog:
             self._statuses.clear()
             self._base = self._next
 
+    def forgotten(self, index: int) -> bool:
+        """Whether call ``index`` arrived before the last :meth:`reset`."""
+        with self._lock:
+            return index < self._base
+
     def answered(self, index: int, status: int | None) -> None:
         """The status call ``index`` is answered with (``None``: no response at all)."""
         with self._lock:

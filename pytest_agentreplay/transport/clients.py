@@ -55,6 +55,8 @@ def _stainless(headers: dict[str, str]) -> str | None:
         return None
     agent = _STAINLESS_UA.match(headers.get("user-agent", ""))
     name = agent.group("name").lower() if agent else "stainless sdk"
+    if name.startswith("async") and len(name) > len("async"):  # AsyncAnthropic/Python
+        name = name.removeprefix("async")
     version = headers.get("x-stainless-package-version") or (
         agent.group("version") if agent else ""
     )
