@@ -1,4 +1,5 @@
-"""``agentreplay serve CASSETTE...``: recorded traffic on a real port, for any process.
+"""``agentreplay serve CASSETTE...``: recorded traffic on a real port, for any process
+(and ``agentreplay serve --fake``: a scripted fake, :mod:`.serve_fake`).
 
 A cassette replays to the HTTP clients of a test's own process; an agent written in
 another language, or one that starts worker processes, has sockets of its own. This
@@ -68,7 +69,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "(OPENAI_BASE_URL at URL/v1). "
         "With a record mode other than none, what the cassette does not answer is sent "
         "on to the upstream and recorded into the cassette, written when the server "
-        "stops (Ctrl-C or SIGTERM). " + FORMATS
+        "stops (Ctrl-C or SIGTERM). With --fake it serves a fake model instead, scripted "
+        f"over a control API on the same port ({CONTROL_PREFIX}script, inject, block, "
+        "release, wait_blocked, reset, log), for a test suite in any language. " + FORMATS
     )
     parser.epilog = exit_codes(
         "stopped; every request was answered", "a request matched no recording"

@@ -58,7 +58,7 @@ def serve_fake(
             f"{point}; Ctrl-C or SIGTERM stops it"
         )
         stop.wait()
-        fake.release()
+        api.stop.set()  # a wait_blocked in progress answers now
     return _finish(output, fake, server, sum(before_reset), surprised)
 
 

@@ -36,8 +36,10 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import threading
+import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -56,6 +58,7 @@ CONTROL_PREFIX = "/_agentreplay/"
 """Where the control API answers (no provider path starts with ``/_``)."""
 MAX_WAIT = 60.0
 """Seconds ``wait_blocked`` may wait at most (a longer wait is refused)."""
+_WAIT_SLICE = 0.1  # seconds between two looks at the stop signal while waiting
 _FAKE_ONLY = ("script", "inject", "interrupt", "fail_with", "block", "release", "wait_blocked")
 _METHODS = {"log": "GET", "reset": "POST", **dict.fromkeys(_FAKE_ONLY, "POST")}
 
@@ -78,6 +81,8 @@ class ControlAPI:
     enabled: bool = True
     allow_remote: bool = False
     off_hint: str = "start agentreplay serve with --control (or --fake)"
+    stop: threading.Event = field(default_factory=threading.Event)
+    """Set when the server stops: a ``wait_blocked`` in progress answers at once."""
 
     @classmethod
     def over(cls, fake: FakeModel, *, allow_remote: bool = False) -> ControlAPI:
@@ -156,7 +161,24 @@ class ControlAPI:
             return {"ok": True}
         fake = self.fake
         assert fake is not None
+        if name == "wait_blocked":
+            return {"blocked": self._wait_blocked(fake, body)}
         return _FAKE_ACTIONS[name](fake, body)
+
+    def _wait_blocked(self, fake: FakeModel, body: Mapping[str, Any]) -> bool:
+        """Whether a call is held within the timeout, or before the server stops."""
+        timeout = take_options(body, {"timeout": (int, float)}).get("timeout")
+        timeout = 5.0 if timeout is None else float(timeout)
+        if not 0 <= timeout <= MAX_WAIT:
+            raise ControlRequestError(
+                f"timeout: seconds from 0 to {MAX_WAIT:g}, got {timeout:g}", field="timeout"
+            )
+        deadline = time.monotonic() + timeout
+        while not self.stop.is_set():
+            left = deadline - time.monotonic()
+            if fake.wait_blocked(max(0.0, min(left, _WAIT_SLICE))) or left <= 0:
+                return fake.wait_blocked(0)
+        return False
 
 
 def _script(fake: FakeModel, body: Mapping[str, Any]) -> dict[str, Any]:
@@ -217,16 +239,6 @@ def _release(fake: FakeModel, body: Mapping[str, Any]) -> dict[str, Any]:
     return {"ok": True}
 
 
-def _wait_blocked(fake: FakeModel, body: Mapping[str, Any]) -> dict[str, Any]:
-    timeout = take_options(body, {"timeout": (int, float)}).get("timeout")
-    timeout = 5.0 if timeout is None else float(timeout)
-    if not 0 <= timeout <= MAX_WAIT:
-        raise ControlRequestError(
-            f"timeout: seconds from 0 to {MAX_WAIT:g}, got {timeout:g}", field="timeout"
-        )
-    return {"blocked": fake.wait_blocked(timeout)}
-
-
 _FAKE_ACTIONS: dict[str, Callable[[FakeModel, Mapping[str, Any]], dict[str, Any]]] = {
     "script": _script,
     "inject": _inject,
@@ -234,7 +246,6 @@ _FAKE_ACTIONS: dict[str, Callable[[FakeModel, Mapping[str, Any]], dict[str, Any]
     "fail_with": _fail_with,
     "block": _block,
     "release": _release,
-    "wait_blocked": _wait_blocked,
 }
 
 
