@@ -37,6 +37,7 @@ def serve_fake(
     """Serve a fake until Ctrl-C / SIGTERM; exit 1 if a call surprised it."""
     output.mask = default_scrubber().mask
     fake = FakeModel(name="agentreplay serve --fake", check_unused=False)
+    fake.past_the_script = f"Script a reply for it first: POST {CONTROL_PREFIX}script."
     api = ControlAPI.over(fake, allow_remote=args.allow_remote_control)
     before_reset: list[int] = []  # calls answered before each reset, for the summary
     surprised: list[str] = []  # ... and what surprised the fake before it
@@ -69,7 +70,7 @@ def _finish(
     before the last reset)."""
     fake.close_open_calls()
     calls = len(fake.log) + earlier
-    line = f"agentreplay serve: {calls} call{'' if calls == 1 else 's'} answered by the fake"
+    line = f"agentreplay serve: {calls} call{'' if calls == 1 else 's'} to the fake"
     left = len(fake.remaining)
     if left:
         line += f", {left} scripted repl{'y' if left == 1 else 'ies'} never requested"

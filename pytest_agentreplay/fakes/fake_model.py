@@ -71,6 +71,9 @@ class FakeModel(Serving):
         allow_hosts: Iterable[str] = (),
     ) -> None:
         self.name = name
+        self.past_the_script: str | None = None
+        """What to do about a call after the script ran out, when not the default
+        (``agentreplay serve --fake`` names its control API)."""
         self.check_unused = check_unused
         self.chunker = resolve_chunking(chunking)
         self.event_delay = event_delay
@@ -357,8 +360,7 @@ class FakeModel(Serving):
         problem = self._mask(
             f"{self.name}: received a model call after its script ran out "
             f"(call #{index}):\n  {show(http)}\n"
-            f"  Script a reply for it ({self.name}.script(...)) or answer past the end "
-            f"with respond=."
+            f"  {self.past_the_script or self._past_the_script()}"
         )
         # Kept as a problem too: code that catches BaseException (or a thread that
         # dies with it) must not turn the surprise into a pass.
@@ -366,6 +368,11 @@ class FakeModel(Serving):
             self._problems.append(problem)
         self._log.ended(index, "cancelled", 0, None)
         raise UnexpectedModelCall(f"pytest-agentreplay: {problem}", pytrace=False)
+
+    def _past_the_script(self) -> str:
+        return (
+            f"Script a reply for it ({self.name}.script(...)) or answer past the end with respond=."
+        )
 
     def _mask(self, text: str) -> str:
         """``text`` with secrets masked by the router's rules (the session scrubber's

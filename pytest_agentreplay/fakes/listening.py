@@ -7,8 +7,8 @@ socket whose URL goes into a child's ``ANTHROPIC_BASE_URL`` / ``OPENAI_BASE_URL`
 (:attr:`~..transport.server.ModelServer.env`).
 
 The server speaks the fake's scripting vocabulary itself (``script``, ``fail_with``,
-``interrupt``, ``block``, ``release``, ``wait_blocked``) and shows what it saw
-(``log``, ``calls``, ``requests``, ``last_request``): issue 30 found
+``interrupt``, ``inject``, ``reset``, ``block``, ``release``, ``wait_blocked``) and
+shows what it saw (``log``, ``calls``, ``requests``, ``last_request``): issue 30 found
 ``model_server.script(...)`` was the first thing people typed, and an
 ``AttributeError``. Any other attribute of the fake is named in the error, as
 ``.model.NAME``.
@@ -64,6 +64,16 @@ class FakeServer(ModelServer):
         self.model.interrupt(after_events=after_events, times=times)
         return self
 
+    def inject(self: _F, fault: Fault) -> _F:
+        """Fail the next call with ``fault`` (:meth:`FakeModel.inject`)."""
+        self.model.inject(fault)
+        return self
+
+    def reset(self: _F) -> _F:
+        """Start the fake over (:meth:`FakeModel.reset`)."""
+        self.model.reset()
+        return self
+
     def block(self: _F, *, after_events: int | None = None) -> _F:
         """Hold the next call until :meth:`release` (:meth:`FakeModel.block`)."""
         self.model.block(after_events=after_events)
@@ -110,8 +120,8 @@ class FakeServer(ModelServer):
                 raise AttributeError(
                     f"'FakeServer' object has no attribute {name!r}: it is the fake "
                     f"model's, use .model.{name} (the server passes on script, fail_with, "
-                    "interrupt, block, release, wait_blocked, log, calls, requests and "
-                    "last_request)",
+                    "interrupt, inject, reset, block, release, wait_blocked, log, calls, "
+                    "requests and last_request)",
                     name=name,
                     obj=self,
                 )

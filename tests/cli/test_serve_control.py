@@ -386,6 +386,26 @@ def test_control_resets_a_cassette_and_logs_its_calls(cassette: Path) -> None:
     assert ": 1 replayed (and 1 before a reset)" in served.stderr
 
 
+def test_reset_is_refused_while_recording(tmp_path: Path) -> None:
+    with serve(str(tmp_path / "new.yaml"), "--record-mode", "once", "--control") as served:
+        refused = control(served.url, "reset")
+    assert refused.status_code == 409
+    assert "reset would lose what is being recorded" in refused.json()["error"]["message"]
+
+
+def test_a_call_past_the_script_fails_the_served_fake() -> None:
+    with serve("--fake") as served:
+        with _anthropic(served.url) as client, pytest.raises(anthropic.InternalServerError):
+            client.messages.create(**ASKED)
+        log = httpx2.get(f"{served.url}/_agentreplay/log").json()
+    assert "received a model call after its script ran out" in log["problems"][0]
+    assert served.returncode == 1
+    assert "agentreplay serve: 1 call to the fake" in served.stderr
+    assert "received a model call after its script ran out (call #0)" in served.stderr
+    assert "Script a reply for it first: POST /_agentreplay/script." in served.stderr
+    assert SECRET not in served.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

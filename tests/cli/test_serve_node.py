@@ -39,7 +39,7 @@ def test_the_docs_node_example_scripts_cuts_holds_and_reads_the_log() -> None:
     # The server counts the calls the example made, across its reset, and found no
     # surprise: exit 0.
     assert served.returncode == 0, served.stderr
-    assert "agentreplay serve: 5 calls answered by the fake\n" in served.stderr
+    assert "agentreplay serve: 5 calls to the fake\n" in served.stderr
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed: the Node example needs it")

@@ -67,13 +67,22 @@ def test_the_server_holds_and_releases(model_server: FakeServer) -> None:
     assert answers == ["Held, then sent."]
 
 
-def test_fail_with_on_the_server() -> None:
+def test_fail_with_inject_and_reset_on_the_server() -> None:
     with FakeModel().listen() as server:
-        server.fail_with(Fault.http(401))
         client = openai.OpenAI(base_url=server.url + "/v1", api_key="test", max_retries=0)
-        with client, pytest.raises(openai.AuthenticationError):
+        server.fail_with(Fault.http(401))
+        with pytest.raises(openai.AuthenticationError):
             client.chat.completions.create(model="gpt-test", messages=[])
-    assert [c.status for c in server.log] == [401]
+        assert [c.status for c in server.log] == [401]
+        assert server.reset() is server
+        assert server.log == []
+        server.script("After the 503.").inject(Fault.http(503))
+        with pytest.raises(openai.InternalServerError):
+            client.chat.completions.create(model="gpt-test", messages=[])
+        answer = client.chat.completions.create(model="gpt-test", messages=[])
+        client.close()
+    assert answer.choices[0].message.content == "After the 503."
+    assert [c.status for c in server.log] == [503, 200]
 
 
 def test_another_attribute_of_the_fake_is_named_as_model_dot_name() -> None:
