@@ -10,17 +10,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..model import Reply, Request
+from ..transport.clients import client_library
 from ..transport.router import HTTPRequest
 
 __all__ = ["held_problem", "injected_problem", "interrupt_problem", "show"]
 
 
 def show(request: HTTPRequest) -> str:
-    """``METHOD URL`` and the body (cut at 600 characters), for a failure message."""
+    """``METHOD URL``, the client library that sent it (in a suite of several clients:
+    which one), and the body (cut at 600 characters), for a failure message."""
     body = request.content.decode("utf-8", "replace")
     if len(body) > 600:
         body = body[:600] + f"... ({len(request.content)} bytes)"
-    return f"{request.method} {request.url}\n    {body}"
+    client = client_library(request.headers)
+    sender = f" (sent by {client})" if client else ""
+    return f"{request.method} {request.url}{sender}\n    {body}"
 
 
 def held_problem(name: str, index: int, reply: Reply) -> str:

@@ -16,7 +16,7 @@ import openai
 import pytest
 from google import genai
 
-from pytest_agentreplay import FakeModel, Reply
+from pytest_agentreplay import FakeModel, Reply, UnexpectedModelCall
 from pytest_agentreplay.transport.clients import client_library
 
 ASK = {"model": "claude-test", "max_tokens": 20, "messages": [{"role": "user", "content": "hi"}]}
@@ -93,3 +93,15 @@ def test_the_sdks_and_clients_are_named_in_the_fakes_log(scripted_model: FakeMod
 def test_what_each_library_sends_is_named(headers: dict[str, str], named: str | None) -> None:
     assert client_library(headers) == named
     assert client_library(list(headers.items())) == named
+
+
+def test_a_call_past_the_script_names_its_client() -> None:
+    fake = FakeModel()
+    with fake:
+        with pytest.raises(UnexpectedModelCall) as surprise:
+            openai.OpenAI(api_key="test", max_retries=0).chat.completions.create(**CHAT)
+        fake.take_problems()  # the surprise is what this test is about
+    assert (
+        "POST https://api.openai.com/v1/chat/completions "
+        f"(sent by openai {openai.__version__} (python, {RUNTIME}))\n"
+    ) in str(surprise.value)
