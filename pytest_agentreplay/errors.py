@@ -14,9 +14,9 @@ __all__ = [
     "AgentReplayError",
     "CassetteFormatError",
     "CodecError",
-    "ControlRequestError",
     "SSEDecodeError",
     "SSEEncodeError",
+    "TooDeepError",
     "field_path",
 ]
 
@@ -128,12 +128,8 @@ def _rebuild(problem: str, state: dict[str, Any]) -> CassetteFormatError:
     return CassetteFormatError(problem, **state)
 
 
-class ControlRequestError(AgentReplayError, ValueError):
-    """A request to the control API of ``agentreplay serve`` that cannot be done:
-    answered with ``status`` (``400`` for a body that is no valid instruction), naming
-    the ``field`` (``replies[0].fault.after_event``) and what to send instead."""
+class TooDeepError(ValueError):
+    """JSON text nests deeper than ``limit`` levels (:data:`~.jsonparse.MAX_DEPTH`)."""
 
-    def __init__(self, message: str, *, field: str | None = None, status: int = 400) -> None:
-        super().__init__(message)
-        self.field = field
-        self.status = status
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"JSON nests deeper than {limit} levels")

@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..cassettes.miss import CassetteMiss
-from ..cassettes.replay import IncompleteRecordingError
+from ..cassettes.errors import CassetteMiss, IncompleteRecordingError
 from ..cassettes.session import CassetteSession
-from ..errors import ControlRequestError
+from ..fakes.errors import ControlRequestError
 from ..providers import detect, target
 from ..providers.catalog import CATALOG
 from ..redact.scrubber import Scrubber

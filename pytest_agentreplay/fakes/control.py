@@ -43,11 +43,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..errors import ControlRequestError
 from ..transport.playback import Playback
 from ..transport.router import Deferred, Handler, HTTPRequest
 from .control_json import fault_of, parse_body, reply_of, take_options
 from .control_log import LogScrubber, fake_log
+from .errors import ControlRequestError
 
 if TYPE_CHECKING:
     from .fake_model import FakeModel

@@ -28,9 +28,9 @@ from typing import Any, get_args
 
 from pydantic import ValidationError
 
-from ..errors import ControlRequestError
-from ..model import Citation, Fault, Reply, Text, Thinking, ToolCall, Usage
-from ..model.replies import FaultKind
+from ..neutral import Citation, Fault, Reply, Text, Thinking, ToolCall, Usage
+from ..neutral.replies import FaultKind
+from .errors import ControlRequestError
 
 __all__ = ["fault_of", "parse_body", "reply_of", "take_options"]
 

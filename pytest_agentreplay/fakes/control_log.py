@@ -18,7 +18,7 @@ from ..redact.scrubber import Scrubber
 from ..transport.router import HTTPRequest
 
 if TYPE_CHECKING:
-    from ..model import ModelCall
+    from ..neutral import ModelCall
     from .fake_model import FakeModel
     from .script import HTTPCall
 

@@ -17,21 +17,50 @@ shows what it saw (``log``, ``calls``, ``requests``, ``last_request``): issue 30
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from ..neutral import Fault, ModelCall, Request
+from ..transport.router import Handler
 from ..transport.server import ModelServer
+from .script import HTTPCall, ScriptItem
 
-if TYPE_CHECKING:
-    from ..model import Fault, ModelCall, Request
-    from .fake_model import FakeModel
-    from .script import HTTPCall, ScriptItem
-
-__all__ = ["FakeServer"]
-
-_F = TypeVar("_F", bound="FakeServer")
+__all__ = ["FakeServer", "Served"]
 
 
-class FakeServer(ModelServer):
+class Served(Handler, Protocol):
+    """What a :class:`FakeServer` needs of the fake it serves: to answer requests, to
+    be checked when the server closes, and the scripting vocabulary the server passes
+    on. Named here rather than importing :class:`~.fake_model.FakeModel`, which
+    returns a server from ``listen()``: the two modules would import each other."""
+
+    calls: list[HTTPCall]
+    requests: list[Request]
+
+    def verify(self) -> None:
+        """Fail the test for what went wrong (a call past the script, replies unused)."""
+
+    def script(self, *items: ScriptItem) -> object: ...
+    def fail_with(self, fault: Fault) -> object: ...
+    def interrupt(self, *, after_events: int | None = None, times: int = 1) -> object: ...
+    def inject(self, fault: Fault) -> object: ...
+    def reset(self) -> object: ...
+    def block(self, *, after_events: int | None = None) -> object: ...
+    def release(self) -> None: ...
+    def wait_blocked(self, timeout: float | None = 5.0) -> bool: ...
+    async def wait_blocked_async(self, timeout: float | None = 5.0) -> bool: ...
+
+    @property
+    def log(self) -> list[ModelCall]: ...
+
+    @property
+    def last_request(self) -> Request: ...
+
+
+FakeT = TypeVar("FakeT", bound=Served)
+_F = TypeVar("_F", bound="FakeServer[Any]")
+
+
+class FakeServer(ModelServer, Generic[FakeT]):
     """A :class:`~..fakes.FakeModel` served on a loopback port.
 
     ``url`` and ``env`` point a child at it; ``model`` is the fake, and the server
@@ -43,9 +72,9 @@ class FakeServer(ModelServer):
     ``cancelled``.
     """
 
-    def __init__(self, model: FakeModel, *, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, model: FakeT, *, host: str = "127.0.0.1", port: int = 0) -> None:
         super().__init__(model, host=host, port=port)
-        self.model = model
+        self.model: FakeT = model
 
     # --- the fake's scripting vocabulary, on the server ----------------------------
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..model import Reply, Request
+from ..neutral import Reply, Request
 from ..transport.clients import client_library
 from ..transport.router import HTTPRequest
 

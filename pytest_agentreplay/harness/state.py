@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .report import Report
 from .settings import AgentReplaySettings, TestSettings, check_session_settings
+from .summary import Report
 
 if TYPE_CHECKING:
     from ..cassettes.handle import AgentReplay
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ..fakes.fake_model import FakeModel
     from ..redact.scrubber import Scrubber
     from ..transport.router import Router
-    from .report import CassetteUse
+    from .summary import CassetteUse
 
 __all__ = ["LEDGER_KEY", "RUN_STATE", "TEST_STATE", "RunState", "TestState"]
 

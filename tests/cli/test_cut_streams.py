@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pytest_agentreplay.model import Provider, Reply
+from pytest_agentreplay.neutral import Provider, Reply
 from tests.cli._helpers import cli, save, stream_interaction
 
 PROVIDERS: list[Provider] = ["anthropic", "openai_chat", "openai_responses"]
