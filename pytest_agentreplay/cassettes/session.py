@@ -47,7 +47,7 @@ from .errors import CassetteMiss, CassetteWriteError
 from .formats import vcrpy
 from .from_wire import request_from_wire
 from .ledger import RunLedger
-from .matching import MATCH_ON_DEFAULT, Index
+from .matching import IMPORTED_MATCH_ON, MATCH_ON_DEFAULT, Index
 from .miss import cassette_miss
 from .modes import RECORDING_MODES, REPLAYING_MODES
 from .record import DEFAULT_MAX_BODY_BYTES, UNNUMBERED, LiveRecorder
@@ -122,6 +122,8 @@ class CassetteSession:
         match_on = self.match_on
         if match_on is None and source == "vcrpy":
             match_on = vcrpy.MATCH_ON  # "loads unchanged" means "matches the same" (issue 20)
+        if match_on is None and any(_imported(i) for i in self.interactions):
+            match_on = IMPORTED_MATCH_ON  # a trace knows the conversation, not the body
         if self.more_match_on:
             match_on = _more(MATCH_ON_DEFAULT if match_on is None else match_on, self.more_match_on)
         self.index = Index([], **({} if match_on is None else {"match_on": match_on}))
@@ -177,8 +179,16 @@ class CassetteSession:
 
     @property
     def unplayed(self) -> list[int]:
-        """Indexes of recorded interactions this test did not play."""
-        return self.index.unplayed() if self.replaying else []
+        """Indexes of recorded interactions this test did not play. An imported step
+        served either streamed or not holds both forms: the one not asked for is not
+        left unplayed once the other was played."""
+        if not self.replaying:
+            return []
+        left = self.index.unplayed()
+        played_steps = {
+            _step(self.interactions[i]) for i in range(len(self.interactions)) if i not in left
+        }
+        return [i for i in left if _step(self.interactions[i]) not in played_steps - {None}]
 
     def recorder(self) -> LiveRecorder | None:
         """The live recorder for the router, when this mode records."""
@@ -285,11 +295,19 @@ class CassetteSession:
             raise self._miss(pending.recorded, client=client_library(request.headers))
         if fault is not None:
             self._offer_again(pending.recorded, pending.index)
-        return self._play(pending.call, request, pending.index, fault)
+        return self._play(pending.call, request, pending.index, fault, pending.recorded)
 
-    def _play(self, call: int, request: HTTPRequest, index: int, fault: Fault | None) -> Playback:
+    def _play(
+        self,
+        call: int,
+        request: HTTPRequest,
+        index: int,
+        fault: Fault | None,
+        live: RecordedRequest | None = None,
+    ) -> Playback:
         played: list[Playback] = []  # the ender reads the status the client really got
-        plan = Plan(chunker=self.chunker, on_end=self._ender(call, request, index, played))
+        ender = self._ender(call, request, index, played, live)
+        plan = Plan(chunker=self.chunker, on_end=ender)
         played.append(
             playback_for(
                 self.interactions[index],
@@ -347,12 +365,19 @@ class CassetteSession:
         )
 
     def _ender(
-        self, call: int, request: HTTPRequest, index: int, played: list[Playback]
+        self,
+        call: int,
+        request: HTTPRequest,
+        index: int,
+        played: list[Playback],
+        live: RecordedRequest | None = None,
     ) -> Callable[[str, int], None]:
         """The ``on_end`` of a replayed call: logs it as a :class:`~.calls.ReplayedCall`
         with the status the client got (an injected HTTP error's; none before the
-        headers)."""
+        headers). An imported interaction was matched by what its trace knew, not by its
+        body: the call keeps the request the client really sent (scrubbed), ``live``."""
         interaction = self.interactions[index]
+        sent = live if _imported(interaction) else None
 
         def ended(outcome: str, events_sent: int) -> None:
             playback = played[0]
@@ -367,6 +392,7 @@ class CassetteSession:
                 outcome=replayed_outcome(interaction, outcome, status, events_sent),
                 events_sent=events_sent,
                 client=client_library(request.headers),
+                request=sent,
             )
             with self._lock:
                 self.calls.append(replayed)
@@ -459,6 +485,18 @@ def _as_stopped(interaction: Interaction) -> Interaction:
     if response.end != "cancelled":
         return interaction
     return interaction.replace(response=response.replace(end="incomplete"))
+
+
+def _imported(interaction: Interaction) -> bool:
+    return interaction.origin is not None and interaction.origin.get("source") == "trace"
+
+
+def _step(interaction: Interaction) -> object:
+    """The imported step an interaction is one form of (``None``: not one of two)."""
+    origin = interaction.origin
+    if origin is None or origin.get("serves") != "as asked":
+        return None
+    return (origin.get("trace"), origin.get("step"))
 
 
 def _more(match_on: Sequence[Any], more: Sequence[Any]) -> tuple[Any, ...]:

@@ -1,7 +1,7 @@
 """The ``agentreplay`` command: its subcommands assembled, and one run of it.
 
-``agentreplay inspect | lint | fold | redact | convert | diff | serve``; ``agentreplay
-COMMAND --help`` describes each. Each subcommand is whole in the module of its name
+``agentreplay inspect | lint | fold | redact | convert | diff | import-trace | serve``;
+``agentreplay COMMAND --help`` describes each. Each subcommand is whole in the module of its name
 (``inspect.py``, ``serve.py``...): ``configure(parser)`` gives its description, epilog
 and options, ``run(args, output)`` does the work. This module only lists them, with
 the one-line summary ``agentreplay --help`` shows, and imports the module of the
@@ -40,10 +40,11 @@ COMMANDS: dict[str, str] = {
     "redact": "re-scrub agentreplay cassettes in place with the current rules",
     "convert": "convert a cassette to agentreplay or vcrpy format",
     "diff": "a semantic diff of two cassettes (for reviewing a re-recording)",
+    "import-trace": "turn a production trace (OpenTelemetry GenAI spans) into a cassette",
     "serve": "serve cassettes on a loopback HTTP port, to any process (and record through)",
 }
 """Each subcommand, in the order ``agentreplay --help`` lists them, with its summary;
-its module is ``pytest_agentreplay.cli.<name>``."""
+its module is ``pytest_agentreplay.cli.<name>``, with ``_`` for ``-``."""
 
 
 class Command(Protocol):
@@ -58,7 +59,8 @@ class Command(Protocol):
 
 def command(name: str) -> Command:
     """The module of subcommand ``name``, imported now."""
-    return cast(Command, importlib.import_module(f".{name}", __package__))
+    module = name.replace("-", "_")  # import-trace: import_trace.py
+    return cast(Command, importlib.import_module(f".{module}", __package__))
 
 
 def build_parser(complete: Collection[str] | None = None) -> argparse.ArgumentParser:
