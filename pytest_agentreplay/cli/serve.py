@@ -31,7 +31,7 @@ import importlib
 import ipaddress
 import math
 import signal
-import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
@@ -55,6 +55,9 @@ from .serve_fake import serve_fake
 from .serve_handler import CassetteHandler
 
 __all__ = ["configure", "run"]
+
+_POLL = 0.2
+"""Seconds between two looks at the stop flag (how long SIGTERM may wait to be seen)."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -332,10 +335,16 @@ def _announce(
 class _StopSignal:
     """SIGTERM (and Ctrl-C) end the serving, installed *before* the URL is announced:
     a harness that reads the URL and stops the server at once must still get the
-    cassette written, not a process killed by SIGTERM's default action."""
+    cassette written, not a process killed by SIGTERM's default action.
+
+    The handler only sets a flag, which the main thread polls between sleeps. It must
+    take no lock: Python runs a signal handler in the main thread between two bytecodes,
+    and a ``threading.Event.set()`` there deadlocks when the signal lands while that
+    thread is inside the same event's ``wait()``, holding its lock (seen under load:
+    serve never stopped)."""
 
     def __init__(self) -> None:
-        self.stop = threading.Event()
+        self.stopped = False
         self._previous: Any = None
 
     def __enter__(self) -> _StopSignal:
@@ -346,13 +355,13 @@ class _StopSignal:
         signal.signal(signal.SIGTERM, self._previous)
 
     def _stopped(self, signum: int, frame: FrameType | None) -> None:
-        self.stop.set()
+        self.stopped = True
 
     def wait(self) -> None:
         """Until SIGTERM or Ctrl-C."""
         try:
-            while not self.stop.wait(0.2):
-                pass
+            while not self.stopped:
+                time.sleep(_POLL)
         except KeyboardInterrupt:
             pass
 
