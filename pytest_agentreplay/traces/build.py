@@ -2,7 +2,8 @@
 
 For every inference span, in the order the calls started:
 
-* the request body is built from what the span knows (:mod:`.bodies`);
+* the request body is built from what the span knows (:mod:`.genai`), written out by
+  the provider's codec as its SDK sends it (each folder's ``compose`` role);
 * the reply (text, tool calls, thinking, usage, stop reason) is rendered by the
   provider's own codec, streamed (SSE events) or not as the span says; where the span
   does not say, both forms are written, and replay serves the one the live request
@@ -25,10 +26,9 @@ from ..errors import TraceImportError
 from ..neutral import Provider, Reply, StopReason, ToolCall
 from ..providers import Codec, IdFactory, RenderContext, codec_for, target
 from ..providers.catalog import facts
-from .bodies import request_body
 from .capture import capture_hint
 from .failures import failure_fault, failure_text
-from .genai import output_parts, provider_of, read_conversation, usage_of
+from .genai import output_parts, provider_of, read_request, usage_of
 from .quirks import drop_made_up_ids, streamed_usage
 from .spans import TraceSpan
 
@@ -61,18 +61,17 @@ def span_interactions(span: TraceSpan, step: int) -> list[Interaction]:
     its trace: one, or two when the span does not say whether the call streamed; none
     for a failed call that got no HTTP answer."""
     provider = provider_of(span)
-    conversation = read_conversation(span)
-    if not conversation.messages:
+    model = str(span.get("gen_ai.request.model", "gen_ai.response.model") or "")
+    asked = read_request(span, provider, model=model, stream=False)
+    if not asked.messages:
         raise TraceImportError(
             f"{span.where}: span {span.name!r} ({span.instrumentation}) holds no messages "
             "(gen_ai.input.messages): message content was not captured. To capture it, "
             f"set {capture_hint(span)}"
         )
-    model = str(span.get("gen_ai.request.model", "gen_ai.response.model") or "")
     flag = span.get(*_STREAM_FLAGS)
     forms = [bool(flag)] if isinstance(flag, bool) else [True, False]
     serves = ("stream" if flag else "json") if isinstance(flag, bool) else "as asked"
-    tools = span.get("gen_ai.tool.definitions")
     out = []
     for stream in forms:
         origin: dict[str, Any] = {
@@ -86,16 +85,12 @@ def span_interactions(span: TraceSpan, step: int) -> list[Interaction]:
             "filled": [],
             "corrected": [],
         }
-        body = request_body(
-            provider,
-            conversation,
-            model=model,
-            stream=stream,
-            tools=list(tools) if isinstance(tools, list) else [],
+        codec = codec_for(provider)
+        body = codec.compose_request(
+            asked.model_copy(update={"stream": stream}),
             max_tokens=_int(span.get("gen_ai.request.max_tokens")),
         )
         url = _url(span, provider, model, stream)
-        codec = codec_for(provider)
         parsed = codec.parse_call("POST", target(url), body)
         ctx = RenderContext(model=model, request=parsed, ids=IdFactory(f"{span.span_id}:{step}"))
         if span.failed:

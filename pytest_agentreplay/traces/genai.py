@@ -12,21 +12,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, cast
 
 from ..errors import TraceImportError
-from ..neutral import Provider, Text, Thinking, ToolCall, ToolResult, Usage
+from ..neutral import Message, Provider, Request, Text, Thinking, Tool, ToolCall, ToolResult, Usage
 from .read import INFERENCE_EVENT
 from .spans import TraceSpan
 
 __all__ = [
     "INFERENCE_OPERATIONS",
-    "Conversation",
     "is_inference",
     "output_parts",
     "provider_of",
-    "read_conversation",
+    "read_request",
+    "tools_of",
     "usage_of",
 ]
 
@@ -50,13 +49,8 @@ _PROVIDERS: dict[str, Provider] = {
 
 Part = Text | ToolCall | ToolResult | Thinking
 
-
-@dataclass
-class Conversation:
-    """What a span says was sent: system text, then ``(role, parts)`` per message."""
-
-    system: str | None = None
-    messages: list[tuple[str, list[Part]]] = field(default_factory=list)
+Role = Literal["user", "assistant", "tool", "developer"]
+_ROLES = frozenset({"user", "assistant", "tool", "developer"})
 
 
 def is_inference(span: TraceSpan) -> bool:
@@ -101,20 +95,56 @@ def _responses_api(span: TraceSpan) -> bool:
     )
 
 
-def read_conversation(span: TraceSpan) -> Conversation:
-    """The system text and input messages of ``span`` as neutral parts."""
-    conversation = Conversation(system=_system(span))
-    messages = _list(span, "gen_ai.input.messages")
-    for number, message in enumerate(messages):
+def read_request(span: TraceSpan, provider: Provider, *, model: str, stream: bool) -> Request:
+    """What ``span`` says was asked, as a neutral request: the system text, the input
+    messages (a role the conventions do not name is the user's) and the tools."""
+    system = _system(span)
+    messages: list[Message] = []
+    for number, message in enumerate(_list(span, "gen_ai.input.messages")):
         where = f"gen_ai.input.messages[{number}]"
         role = str(message.get("role", "user"))
         parts = _parts(span, message.get("parts"), where)
         if role == "system":
             text = "".join(p.text for p in parts if isinstance(p, Text))
-            conversation.system = text if conversation.system is None else conversation.system
+            system = text if system is None else system
             continue
-        conversation.messages.append((role, parts))
-    return conversation
+        said = cast("Role", role if role in _ROLES else "user")
+        messages.append(Message(role=said, parts=list(parts)))
+    return Request(
+        provider=provider,
+        model=model,
+        system=system,
+        messages=messages,
+        tools=tools_of(span),
+        stream=stream,
+    )
+
+
+def tools_of(span: TraceSpan) -> list[Tool]:
+    """The tools the call offered (``gen_ai.tool.definitions``), in whichever of the
+    shapes instrumentations write them: OpenAI's ``{"type": "function", "function":
+    {...}}`` or flat, the schema under ``parameters``, ``input_schema`` and the rest."""
+    value = span.get("gen_ai.tool.definitions")
+    if not isinstance(value, list):
+        return []
+    return [_tool(t) for t in value if isinstance(t, Mapping)]
+
+
+_SCHEMA_KEYS = ("parameters", "input_schema", "inputSchema", "parameters_json_schema")
+
+
+def _tool(tool: Mapping[str, Any]) -> Tool:
+    inner = tool.get("function")
+    function = inner if isinstance(inner, Mapping) else tool
+    schema = next(
+        (dict(function[k]) for k in _SCHEMA_KEYS if isinstance(function.get(k), Mapping)), {}
+    )
+    description = function.get("description")
+    return Tool(
+        name=str(function.get("name", "")),
+        description=None if description is None else str(description),
+        parameters=schema,
+    )
 
 
 def output_parts(span: TraceSpan) -> tuple[list[Part], str | None]:
