@@ -211,6 +211,14 @@ class Index:
             self._mark(key, index)
         return index
 
+    def withdraw(self, index: int) -> None:
+        """Take recorded ``index`` out of matching without playing it: the other form of
+        an imported step whose one form was played (it stays unplayed, not served)."""
+        with self._lock:
+            queue = self._queues.get(self.keys[index])
+            if queue and index in queue:
+                queue.remove(index)
+
     def peek_consumed(self, request: RecordedRequest) -> list[int]:
         """The indexes with ``request``'s key that were already played, in play order."""
         key = self.key(request)

@@ -23,13 +23,13 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ..cassettes.cassette import Interaction, RecordedEvent, RecordedRequest, RecordedResponse
 from ..errors import TraceImportError
-from ..neutral import Provider, Reply, StopReason, ToolCall
+from ..neutral import Provider, Reply, StopReason, Thinking, ToolCall
 from ..providers import Codec, IdFactory, RenderContext, codec_for, target
 from ..providers.catalog import facts
 from .capture import capture_hint
 from .failures import failure_fault, failure_text
 from .genai import output_parts, provider_of, read_request, usage_of
-from .quirks import drop_made_up_ids, streamed_usage
+from .quirks import drop_made_up_ids, reasoning_summaries, streamed_usage
 from .spans import TraceSpan
 
 __all__ = ["STOPS", "span_interactions"]
@@ -150,6 +150,7 @@ def _success(
     drop_made_up_ids(span, calls, corrected)
     made_up = iter(calls)
     parts = [next(made_up) if isinstance(p, ToolCall) else p for p in parts]
+    parts = _thinking(span, codec, parts, origin)
     usage = usage_of(span)
     if usage is None:
         filled.append("usage (estimated from the text)")
@@ -190,6 +191,26 @@ def _success(
     return RecordedResponse(
         status=200, headers=codec.response_headers(ctx, streaming=True), events=recorded
     )
+
+
+def _thinking(span: TraceSpan, codec: Codec, parts: list[Any], origin: dict[str, Any]) -> list[Any]:
+    """The reply's reasoning as its wire format carries it: Anthropic's thinking blocks
+    need a signature (the trace keeps none: one is made up), OpenAI Chat Completions
+    has no place for reasoning at all (left out, and said so)."""
+    if codec.provider == "openai_responses":
+        parts = reasoning_summaries(span, parts, origin["corrected"])
+    thinking = [p for p in parts if isinstance(p, Thinking)]
+    if not thinking:
+        return parts
+    if codec.provider == "openai_chat":
+        origin["corrected"].append(
+            f"reasoning ({sum(len(p.text) for p in thinking)} characters) left out: "
+            "Chat Completions sends none"
+        )
+        return [p for p in parts if not isinstance(p, Thinking)]
+    if codec.provider == "anthropic" and any(p.signature is None for p in thinking):
+        origin["filled"].append("thinking signatures")
+    return parts
 
 
 def _fresh(ctx: RenderContext) -> RenderContext:

@@ -155,10 +155,16 @@ def output_parts(span: TraceSpan) -> tuple[list[Part], str | None]:
     for number, message in enumerate(_list(span, "gen_ai.output.messages")):
         parts += _parts(span, message.get("parts"), f"gen_ai.output.messages[{number}]")
         finish = finish or message.get("finish_reason")
+        if any(_is_refusal(p) for p in message.get("parts") or ()):
+            finish = "refusal"  # OpenAI's refusal, which OpenLLMetry keeps as its own part
     reasons = span.get("gen_ai.response.finish_reasons")
     if finish is None and isinstance(reasons, list) and reasons:
         finish = str(reasons[0])
     return [p for p in parts if not isinstance(p, ToolResult)], finish
+
+
+def _is_refusal(part: Any) -> bool:
+    return isinstance(part, Mapping) and part.get("type") == "refusal"
 
 
 def usage_of(span: TraceSpan) -> Usage | None:
@@ -172,11 +178,20 @@ def usage_of(span: TraceSpan) -> Usage | None:
         output_tokens=int(taken or 0),
         cache_read_input_tokens=_count(span, "gen_ai.usage.cache_read.input_tokens"),
         cache_creation_input_tokens=_count(span, "gen_ai.usage.cache_creation.input_tokens"),
+        reasoning_tokens=_count(span, *_REASONING_TOKENS),
     )
 
 
-def _count(span: TraceSpan, name: str) -> int | None:
-    value = span.get(name)
+_REASONING_TOKENS = (
+    "gen_ai.usage.reasoning.output_tokens",  # the GenAI conventions
+    "gen_ai.usage.reasoning_tokens",  # OpenLLMetry
+)
+"""Where a span keeps the reasoning share of its output tokens (counted inside them, as
+in :class:`~..neutral.Usage`)."""
+
+
+def _count(span: TraceSpan, *names: str) -> int | None:
+    value = span.get(*names)
     return int(value) if value else None
 
 
@@ -210,7 +225,7 @@ def _parts(span: TraceSpan, parts: Any, where: str) -> list[Part]:
 
 def _part(span: TraceSpan, part: Any, where: str) -> Part:
     kind = part.get("type") if isinstance(part, Mapping) else None
-    if kind == "text":
+    if kind in ("text", "refusal"):
         return Text(text=str(part.get("content", "")))
     if kind in ("reasoning", "thinking"):
         return Thinking(text=str(part.get("content", "")))
@@ -221,7 +236,7 @@ def _part(span: TraceSpan, part: Any, where: str) -> Part:
         return ToolResult(tool_call_id=_id(part) or "", content=_content(result))
     raise TraceImportError(
         f"{span.where}: span {span.name!r}: {where}: a part of type {kind!r} cannot be "
-        "imported (text, reasoning, tool_call and tool_call_response can)"
+        "imported (text, reasoning, tool_call, tool_call_response and refusal can)"
     )
 
 

@@ -229,3 +229,132 @@ def pydantic_ai_run(tracer_provider: Any = None) -> tuple[str, dict[str, Any]]:
     agent = Agent(model, system_prompt=SYSTEM, tools=[weather])
     result = agent.run_sync(QUESTION)
     return result.output, RunLog.from_pydantic_ai(result.all_messages()).normalized()
+
+
+def ask(provider: str, *, stream: bool) -> dict[str, Any]:
+    """One call asking a thinking model a question, streamed or not: the reasoning and
+    the answer the SDK gives back (``thinking`` is ``None`` where the SDK has no place
+    for it: OpenAI Chat Completions)."""
+    return {
+        "anthropic": _ask_anthropic,
+        "openai_chat": _ask_chat,
+        "openai_responses": _ask_responses,
+        "gemini": _ask_gemini,
+    }[provider](stream)
+
+
+def _ask_anthropic(stream: bool) -> dict[str, Any]:
+    import anthropic
+
+    client = anthropic.Anthropic(api_key="test-key", max_retries=0)
+    ask: dict[str, Any] = {
+        "model": "claude-test-1",
+        "max_tokens": 2048,
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
+        "messages": [{"role": "user", "content": QUESTION}],
+    }
+    usage: dict[str, Any] = {}
+    if stream:
+        blocks: dict[int, dict[str, str]] = {}
+        for event in client.messages.create(**ask, stream=True):
+            if event.type == "message_start":
+                usage["input"] = event.message.usage.input_tokens
+            elif event.type == "message_delta":
+                usage["output"] = event.usage.output_tokens
+            elif event.type == "content_block_delta":
+                block = blocks.setdefault(event.index, {"thinking": "", "text": ""})
+                if event.delta.type == "thinking_delta":
+                    block["thinking"] += event.delta.thinking
+                elif event.delta.type == "text_delta":
+                    block["text"] += event.delta.text
+        said = list(blocks.values())
+    else:
+        message = client.messages.create(**ask)
+        usage = {"input": message.usage.input_tokens, "output": message.usage.output_tokens}
+        said = [
+            {"thinking": getattr(b, "thinking", ""), "text": getattr(b, "text", "")}
+            for b in message.content
+        ]
+    client.close()
+    return {
+        "thinking": "".join(b["thinking"] for b in said),
+        "text": "".join(b["text"] for b in said),
+        "usage": usage,
+    }
+
+
+def _ask_chat(stream: bool) -> dict[str, Any]:
+    import openai
+
+    client = openai.OpenAI(api_key="test-key", max_retries=0)
+    messages = [{"role": "user", "content": QUESTION}]
+    if stream:
+        chunks = client.chat.completions.create(
+            model="gpt-test-1", messages=messages, stream=True, reasoning_effort="low"
+        )
+        text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    else:
+        completion = client.chat.completions.create(
+            model="gpt-test-1", messages=messages, reasoning_effort="low"
+        )
+        text = completion.choices[0].message.content or ""
+    client.close()
+    return {"thinking": None, "text": text}
+
+
+def _ask_responses(stream: bool) -> dict[str, Any]:
+    import openai
+
+    client = openai.OpenAI(api_key="test-key", max_retries=0)
+    ask: dict[str, Any] = {
+        "model": "gpt-test-1",
+        "input": QUESTION,
+        "reasoning": {"effort": "low", "summary": "auto"},
+    }
+    if stream:
+        with client.responses.stream(**ask) as events:
+            response = events.get_final_response()
+    else:
+        response = client.responses.create(**ask)
+    client.close()
+    summaries = [s.text for o in response.output if o.type == "reasoning" for s in o.summary]
+    usage = response.usage
+    return {
+        "thinking": "".join(summaries),
+        "text": response.output_text,
+        "usage": [
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.output_tokens_details.reasoning_tokens,
+        ],
+    }
+
+
+def _ask_gemini(stream: bool) -> dict[str, Any]:
+    from google import genai
+    from google.genai import types
+
+    client = genai.Client(
+        api_key="test-key",
+        http_options=types.HttpOptions(retry_options=types.HttpRetryOptions(attempts=1)),
+    )
+    config = types.GenerateContentConfig(
+        thinking_config=types.ThinkingConfig(include_thoughts=True)
+    )
+    ask: dict[str, Any] = {"model": "gemini-test-1", "contents": QUESTION, "config": config}
+    if stream:
+        chunks = list(client.models.generate_content_stream(**ask))
+    else:
+        chunks = [client.models.generate_content(**ask)]
+    client.close()
+    parts = [p for c in chunks for p in c.candidates[0].content.parts or []]
+    usage = chunks[-1].usage_metadata
+    return {
+        "thinking": "".join(p.text or "" for p in parts if p.thought),
+        "text": "".join(p.text or "" for p in parts if not p.thought),
+        "usage": [
+            usage.prompt_token_count,
+            usage.candidates_token_count,
+            usage.thoughts_token_count,
+        ],
+    }
