@@ -94,7 +94,7 @@ def span_interactions(span: TraceSpan, step: int) -> list[Interaction]:
         parsed = codec.parse_call("POST", target(url), body)
         ctx = RenderContext(model=model, request=parsed, ids=IdFactory(f"{span.span_id}:{step}"))
         if span.failed:
-            response = _failure(span, codec, ctx, origin)
+            response = _failure(span, codec, ctx, stream, origin)
         else:
             response = _success(span, codec, ctx, stream, origin)
         if response is None:
@@ -124,13 +124,35 @@ def _url(span: TraceSpan, provider: Provider, model: str, stream: bool) -> str:
 
 
 def _failure(
-    span: TraceSpan, codec: Codec, ctx: RenderContext, origin: dict[str, Any]
+    span: TraceSpan, codec: Codec, ctx: RenderContext, stream: bool, origin: dict[str, Any]
 ) -> RecordedResponse | None:
-    fault = failure_fault(span)
+    """The failed call's answer: the provider's HTTP error, an error event in a stream,
+    or no answer at all (a timeout, a dropped connection); ``None`` when the trace does
+    not say how it failed (the caller reports the span)."""
+    fault = failure_fault(span, streamed=stream)
     if fault is None:
-        return None  # no HTTP answer to replay: the caller reports the span
+        return None
+    filled: list[str] = origin["filled"]
+    if fault.kind in ("timeout", "cut"):
+        if fault.kind == "timeout":  # before any response: status and headers never sent
+            origin["no_response"] = True
+            filled.append("when the timeout struck (before any response)")
+        else:  # the peer closed the connection: after the headers, before any body
+            filled.append("when the cut struck (after the headers, before the body)")
+        headers = codec.response_headers(ctx, streaming=stream)
+        events: list[RecordedEvent] | None = [] if stream else None
+        return RecordedResponse(status=200, headers=headers, events=events, end=fault.kind)
+    if fault.kind == "error_event":
+        event = codec.error_event(fault, ctx)
+        filled += ["error event (the provider's format, the trace's message)", "headers"]
+        filled.append("the events before the error (the trace keeps none)")
+        return RecordedResponse(
+            status=200,
+            headers=codec.response_headers(ctx, streaming=True),
+            events=[RecordedEvent(data=event.data, event=event.event)],
+        )
     error = codec.error_response(fault, ctx)
-    origin["filled"] += ["error body (the provider's format, the trace's message)", "headers"]
+    filled += ["error body (the provider's format, the trace's message)", "headers"]
     return RecordedResponse(status=error.status, headers=error.headers, json=error.body)
 
 

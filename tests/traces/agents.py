@@ -1,7 +1,8 @@
 """A small tool-using agent, one per provider, driven through the real SDKs.
 
-Each run asks for the weather, retries once after a 429 (the SDK's own retries are off,
-so the retry is the agent's and the trace sees both calls), runs the tool the model
+Each run asks for the weather, retries once after a 429, a timeout or a dropped
+connection (the SDK's own retries are off, so the retry is the agent's and the trace
+sees both calls), runs the tool the model
 calls, and streams the final answer. The same code runs against a fake model (the
 traced run) and against the imported cassette (the replay).
 """
@@ -52,7 +53,8 @@ def _anthropic() -> str:
     messages: list[dict[str, Any]] = [{"role": "user", "content": QUESTION}]
     ask = {"model": "claude-test-1", "max_tokens": 256, "system": SYSTEM, "tools": tools}
     first = _retrying(
-        lambda: client.messages.create(**ask, messages=messages), (anthropic.RateLimitError,)
+        lambda: client.messages.create(**ask, messages=messages),
+        (anthropic.RateLimitError, anthropic.APIConnectionError),
     )
     call = next(b for b in first.content if b.type == "tool_use")
     messages += [
@@ -95,7 +97,7 @@ def _chat() -> str:
     ]
     first = _retrying(
         lambda: client.chat.completions.create(model="gpt-test-1", messages=messages, tools=tools),
-        (openai.RateLimitError,),
+        (openai.RateLimitError, openai.APIConnectionError),
     )
     call = first.choices[0].message.tool_calls[0]
     messages += [
@@ -134,7 +136,7 @@ def _responses() -> str:
         lambda: client.responses.create(
             model="gpt-test-1", instructions=SYSTEM, input=copy.deepcopy(items), tools=tools
         ),
-        (openai.RateLimitError,),
+        (openai.RateLimitError, openai.APIConnectionError),
     )
     call = next(o for o in first.output if o.type == "function_call")
     items += [
@@ -163,6 +165,7 @@ def _responses() -> str:
 
 
 def _gemini() -> str:
+    import httpx
     from google import genai
     from google.genai import errors, types
 
@@ -189,7 +192,7 @@ def _gemini() -> str:
         lambda: client.models.generate_content(
             model="gemini-test-1", contents=contents, config=config
         ),
-        (errors.ClientError,),
+        (errors.ClientError, httpx.TransportError),  # google-genai raises httpx's own
     )
     call = first.candidates[0].content.parts[0].function_call
     contents += [
