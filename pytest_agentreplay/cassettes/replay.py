@@ -24,8 +24,8 @@ from ..transport.answer import (
     Plan,
     for_error,
     for_events,
-    for_reply,
     for_no_response,
+    for_reply,
     for_stream,
     for_timeout,
 )

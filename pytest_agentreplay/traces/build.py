@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ..cassettes.cassette import Interaction, RecordedEvent, RecordedRequest, RecordedResponse
+from ..cassettes.fields import StreamEnd
 from ..errors import TraceImportError
 from ..neutral import Provider, Reply, StopReason, Thinking, ToolCall
 from ..providers import Codec, IdFactory, RenderContext, codec_for, target
@@ -31,6 +32,9 @@ from .failures import failure_fault, failure_text
 from .genai import output_parts, provider_of, read_request, usage_of
 from .quirks import drop_made_up_ids, reasoning_summaries, streamed_usage
 from .spans import TraceSpan
+
+if TYPE_CHECKING:
+    from ..sse import SSEEvent
 
 __all__ = ["STOPS", "span_interactions"]
 
@@ -59,10 +63,12 @@ _STREAM_FLAGS = ("gen_ai.request.stream", "gen_ai.is_streaming", "llm.is_streami
 def span_interactions(span: TraceSpan, step: int) -> list[Interaction]:
     """The interactions of the inference span ``span``, the ``step``-th model call of
     its trace: one, or two when the span does not say whether the call streamed; none
-    for a failed call that got no HTTP answer."""
+    for a failed call the trace does not say enough of (see :func:`failed_without_answer`)."""
     provider = provider_of(span)
     model = str(span.get("gen_ai.request.model", "gen_ai.response.model") or "")
     asked = read_request(span, provider, model=model, stream=False)
+    if not asked.messages and span.failed:
+        return []  # nothing to match it by: reported (failed_without_answer)
     if not asked.messages:
         raise TraceImportError(
             f"{span.where}: span {span.name!r} ({span.instrumentation}) holds no messages "
@@ -204,6 +210,13 @@ def _success(
         )
     events = codec.render_events(reply, ctx)
     filled.append("event boundaries and timings")
+    end: StreamEnd = "complete"
+    if finish == "" and span.get(*_STREAM_FLAGS) is True:
+        events, end = _unfinished(codec, events), "cut"
+        corrected.append(
+            "the stream ended before its finish reason (the span says it streamed and "
+            "gives none): replayed cut after the output it kept"
+        )
     first = span.get("gen_ai.response.time_to_first_chunk")
     recorded = []
     for number, event in enumerate(events):
@@ -211,8 +224,19 @@ def _success(
         t = float(first) if number == 0 and isinstance(first, (int, float)) else None
         recorded.append(RecordedEvent(data=data, event=event.event, t=t))
     return RecordedResponse(
-        status=200, headers=codec.response_headers(ctx, streaming=True), events=recorded
+        status=200, headers=codec.response_headers(ctx, streaming=True), events=recorded, end=end
     )
+
+
+def _unfinished(codec: Codec, events: list[SSEEvent]) -> list[SSEEvent]:
+    """The events of a stream up to where it would have finished: the longest start
+    that does not fold to a complete reply (OpenLLMetry's OpenAI instrumentation records
+    a Chat stream that broke off as a success with the text so far and no finish
+    reason)."""
+    for size in range(len(events), 0, -1):
+        if not codec.fold_detailed(events[:size]).complete:
+            return events[:size]
+    return []
 
 
 def _thinking(span: TraceSpan, codec: Codec, parts: list[Any], origin: dict[str, Any]) -> list[Any]:
@@ -253,8 +277,15 @@ def _swapped(body: dict[str, Any], made: str, wanted: str) -> dict[str, Any]:
 
 def failed_without_answer(span: TraceSpan) -> str:
     """Why a failed span gave no interaction, for the import's report."""
+    error = failure_text(span) or span.get("error.type")
+    if not span.get("gen_ai.input.messages"):
+        why = (
+            f"keeps no messages to match the call by ({span.instrumentation} records "
+            "them only for a call that succeeds)"
+        )
+    else:
+        why = "does not say how it failed (no HTTP status, no timeout or connection error)"
     return (
-        f"{span.where}: span {span.name!r} failed without an HTTP answer "
-        f"({failure_text(span) or span.get('error.type')}); replay it with "
-        "agentreplay.inject(Fault.timeout(), at_call=n) or a fake model's fault"
+        f"{span.where}: span {span.name!r} failed ({error}) and {why}; replay the failure "
+        "with agentreplay.inject(fault, at_call=n) or a fake model's fault"
     )

@@ -234,13 +234,15 @@ def pydantic_ai_run(tracer_provider: Any = None) -> tuple[str, dict[str, Any]]:
     return result.output, RunLog.from_pydantic_ai(result.all_messages()).normalized()
 
 
-def ask(provider: str, *, stream: bool) -> dict[str, Any]:
+def ask(provider: str, *, stream: bool, said: list[str] | None = None) -> dict[str, Any]:
     """One call asking a thinking model a question, streamed or not: the reasoning and
     the answer the SDK gives back (``thinking`` is ``None`` where the SDK has no place
-    for it: OpenAI Chat Completions)."""
+    for it: OpenAI Chat Completions). A Chat stream's text is also added to ``said`` as
+    it arrives (what a stream that breaks off said first)."""
+    if provider == "openai_chat":
+        return _ask_chat(stream, [] if said is None else said)
     return {
         "anthropic": _ask_anthropic,
-        "openai_chat": _ask_chat,
         "openai_responses": _ask_responses,
         "gemini": _ask_gemini,
     }[provider](stream)
@@ -286,7 +288,7 @@ def _ask_anthropic(stream: bool) -> dict[str, Any]:
     }
 
 
-def _ask_chat(stream: bool) -> dict[str, Any]:
+def _ask_chat(stream: bool, said: list[str]) -> dict[str, Any]:
     import openai
 
     client = openai.OpenAI(api_key="test-key", max_retries=0)
@@ -295,7 +297,14 @@ def _ask_chat(stream: bool) -> dict[str, Any]:
         chunks = client.chat.completions.create(
             model="gpt-test-1", messages=messages, stream=True, reasoning_effort="low"
         )
-        text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        try:
+            for chunk in chunks:
+                said.extend(c.delta.content or "" for c in chunk.choices)
+        finally:
+            # OpenLLMetry's OpenAI instrumentation (0.62.4) ends the span of a stream that
+            # broke off when the stream is closed (else only when it is collected).
+            chunks.close()
+        text = "".join(said)
     else:
         completion = client.chat.completions.create(
             model="gpt-test-1", messages=messages, reasoning_effort="low"
@@ -361,3 +370,14 @@ def _ask_gemini(stream: bool) -> dict[str, Any]:
             usage.thoughts_token_count,
         ],
     }
+
+
+def failure(provider: str) -> dict[str, Any]:
+    """A streamed :func:`ask` that fails: the text it streamed first, and the error as
+    its class name and message (every SDK's error is compared alike)."""
+    said: list[str] = []
+    try:
+        answer = ask(provider, stream=True, said=said)
+    except Exception as exc:
+        return {"said": "".join(said), "error": f"{type(exc).__name__}: {exc}"}
+    return {"said": answer["text"], "error": None}

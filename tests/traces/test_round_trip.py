@@ -1,10 +1,11 @@
 """A traced agent run, imported, replays through the real SDK with the same run log.
 
 For each provider: an agent with a tool, a retry (after a 429, a timeout or a dropped
-connection) and a streamed final answer runs against a fake model with the provider's real GenAI instrumentation
-installed, its spans written as OTLP JSON lines; the trace is imported into a cassette;
-the same agent then runs in a pytest run that replays the cassette, and the replayed
-run's ``RunLog`` equals the traced run's, ids and times masked.
+connection) and a streamed final answer runs against a fake model with the provider's
+real GenAI instrumentation installed, its spans written as OTLP JSON lines; the trace
+is imported into a cassette; the same agent then runs in a pytest run that replays the
+cassette, and the replayed run's ``RunLog`` equals the traced run's, ids and times
+masked.
 """
 
 from __future__ import annotations
@@ -79,9 +80,7 @@ def as_sent(call: ModelCall, after: ModelCall | None) -> ModelCall:
     return call.model_copy(update={"reply": reply.model_copy(update={"parts": parts})})
 
 
-def traced_run(
-    provider: str, scripted_model, traced, first: str = "429"
-) -> tuple[Path, str, dict]:
+def traced_run(provider: str, scripted_model, traced, first: str = "429") -> tuple[Path, str, dict]:
     scripted_model.script(FIRST[first], *REST)
     with traced(provider) as trace_file:
         answer = agents.run(provider)
