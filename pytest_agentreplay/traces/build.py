@@ -29,7 +29,7 @@ from ..providers import Codec, IdFactory, RenderContext, codec_for, target
 from ..providers.catalog import facts
 from .capture import capture_hint
 from .failures import failure_fault, failure_text
-from .genai import output_parts, provider_of, read_request, usage_of
+from .genai import output_parts, provider_of, read_request, recorded_call, usage_of
 from .quirks import drop_made_up_ids, reasoning_summaries, streamed_usage
 from .spans import TraceSpan
 
@@ -168,7 +168,7 @@ def _success(
     filled: list[str] = origin["filled"]
     corrected: list[str] = origin["corrected"]
     parts, finish = output_parts(span)
-    if not parts and span.get("gen_ai.output.messages") is None:
+    if not parts and span.get("gen_ai.output.messages") is None and not recorded_call(span):
         raise TraceImportError(
             f"{span.where}: span {span.name!r} ({span.instrumentation}) holds no reply "
             "(gen_ai.output.messages): message content was not captured. To capture it, "
@@ -280,8 +280,9 @@ def failed_without_answer(span: TraceSpan) -> str:
     error = failure_text(span) or span.get("error.type")
     if not span.get("gen_ai.input.messages"):
         why = (
-            f"keeps no messages to match the call by ({span.instrumentation} records "
-            "them only for a call that succeeds)"
+            "keeps no messages to match the call by (message content was not captured, "
+            f"or {span.instrumentation} keeps none for a failed call; to capture it, set "
+            f"{capture_hint(span)})"
         )
     else:
         why = "does not say how it failed (no HTTP status, no timeout or connection error)"

@@ -14,8 +14,9 @@ import json
 from collections.abc import Mapping
 from typing import Any, Literal, cast
 
-from ..errors import TraceImportError
+from ..errors import CodecError, TraceImportError
 from ..neutral import Message, Provider, Request, Text, Thinking, Tool, ToolCall, ToolResult, Usage
+from ..providers import codec_for
 from .read import INFERENCE_EVENT
 from .spans import TraceSpan
 
@@ -97,7 +98,11 @@ def _responses_api(span: TraceSpan) -> bool:
 
 def read_request(span: TraceSpan, provider: Provider, *, model: str, stream: bool) -> Request:
     """What ``span`` says was asked, as a neutral request: the system text, the input
-    messages (a role the conventions do not name is the user's) and the tools."""
+    messages (a role the conventions do not name is the user's) and the tools; from the
+    request itself where the span keeps it (:func:`recorded_call`)."""
+    recorded = recorded_call(span)
+    if recorded is not None and span.get("gen_ai.input.messages") is None:
+        return _recorded_request(span, recorded, model=model, stream=stream)
     system = _system(span)
     messages: list[Message] = []
     for number, message in enumerate(_list(span, "gen_ai.input.messages")):
@@ -147,9 +152,57 @@ def _tool(tool: Mapping[str, Any]) -> Tool:
     )
 
 
+def recorded_call(span: TraceSpan) -> tuple[dict[str, Any], Any] | None:
+    """The Responses API call itself, where a span keeps it: ``(response, input)``.
+
+    openai-agents' own tracing records each model call's input items and the whole
+    ``Response`` (its ``ResponseSpanData``), and logfire's bridge to OpenTelemetry
+    (``logfire.instrument_openai_agents()``) puts both on the span as JSON text
+    (``response``, ``raw_input``) instead of GenAI messages."""
+    response, given = _json(span.get("response")), _json(span.get("raw_input"))
+    if not isinstance(response, Mapping) or response.get("object") != "response":
+        return None
+    if not isinstance(given, (list, str)):
+        return None
+    return dict(response), given
+
+
+def _json(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return None
+
+
+def _recorded_request(
+    span: TraceSpan, recorded: tuple[dict[str, Any], Any], *, model: str, stream: bool
+) -> Request:
+    response, given = recorded
+    body: dict[str, Any] = {"model": model or response.get("model"), "input": given}
+    for key in ("instructions", "tools"):
+        if response.get(key):
+            body[key] = response[key]
+    try:
+        asked = codec_for("openai_responses").parse_request(body)
+    except CodecError as exc:
+        raise TraceImportError(
+            f"{span.where}: span {span.name!r}: raw_input and response do not make a "
+            f"Responses API request: {exc}"
+        ) from None
+    return asked.model_copy(update={"stream": stream})
+
+
 def output_parts(span: TraceSpan) -> tuple[list[Part], str | None]:
     """The reply's parts and the finish reason the trace gives (first message's, else
-    ``gen_ai.response.finish_reasons``)."""
+    ``gen_ai.response.finish_reasons``); the recorded response's parts where the span
+    keeps it (:func:`recorded_call`: the codec infers the stop reason)."""
+    recorded = recorded_call(span)
+    if recorded is not None and span.get("gen_ai.output.messages") is None:
+        reply = codec_for("openai_responses").to_reply(recorded[0])
+        kept = (Text, ToolCall, Thinking)
+        return [p for p in reply.parts if isinstance(p, kept)], None
     parts: list[Part] = []
     finish: str | None = None
     for number, message in enumerate(_list(span, "gen_ai.output.messages")):

@@ -9,8 +9,11 @@ traced run) and against the imported cassette (the replay).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import copy
 import json
+from collections.abc import Iterator
 from typing import Any
 
 QUESTION = "What is the weather in Leeds?"
@@ -381,3 +384,57 @@ def failure(provider: str) -> dict[str, Any]:
     except Exception as exc:
         return {"said": "".join(said), "error": f"{type(exc).__name__}: {exc}"}
     return {"said": answer["text"], "error": None}
+
+
+@contextlib.contextmanager
+def openai_agents_traced(path: Any) -> Iterator[None]:
+    """openai-agents' own tracing, bridged to OpenTelemetry by logfire
+    (``logfire.instrument_openai_agents()``), its spans written to ``path`` as OTLP JSON
+    lines, while the block runs. A trace provider of its own, with no processor: nothing
+    goes to OpenAI's trace ingest; the one before is back afterwards."""
+    import logfire
+    from agents.tracing import get_trace_provider, set_trace_provider
+    from agents.tracing.provider import DefaultTraceProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from .otlp_file import OTLPJsonFileSpanExporter
+
+    before = get_trace_provider()
+    set_trace_provider(DefaultTraceProvider())
+    exporter = SimpleSpanProcessor(OTLPJsonFileSpanExporter(path))
+    instance = logfire.configure(
+        local=True,
+        send_to_logfire=False,
+        console=False,
+        metrics=False,
+        additional_span_processors=[exporter],
+    )
+    instance.instrument_openai_agents()
+    try:
+        yield
+    finally:
+        instance.force_flush()
+        set_trace_provider(before)
+
+
+def openai_agents_run() -> tuple[str, dict[str, Any]]:
+    """An openai-agents agent with a tool (the Responses API): its output and the
+    normalized run log of its model calls."""
+    import openai
+    from agents import Agent, OpenAIResponsesModel, Runner, function_tool
+
+    from pytest_agentreplay.runlog import RunLog
+
+    client = openai.AsyncOpenAI(api_key="test-key", max_retries=0)
+    model = OpenAIResponsesModel(model="gpt-test-1", openai_client=client)
+    agent = Agent(name="weather", instructions=SYSTEM, model=model, tools=[function_tool(weather)])
+    # A loop of its own (Runner.run_sync reuses one that a run before may have shut down)
+    result = asyncio.run(_closing(client, Runner.run(agent, QUESTION)))
+    return result.final_output, RunLog.from_openai_agents(result).normalized()
+
+
+async def _closing(client: Any, run: Any) -> Any:
+    try:
+        return await run
+    finally:
+        await client.close()

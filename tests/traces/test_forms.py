@@ -119,7 +119,8 @@ def test_a_trace_without_content_is_refused_with_the_setting_that_captures_it(
         import_trace(trace_file)
 
     message = str(caught.value)
-    assert f"{trace_file}:1: span " in message
+    # line 2: the first call's span (the 429) failed, and is reported, not refused
+    assert f"{trace_file}:2: span " in message
     assert "message content was not captured" in message
     assert setting in message
 
