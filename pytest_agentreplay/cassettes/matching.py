@@ -376,6 +376,8 @@ def _part_lines(
         return _body_lines(old, new, mask, 12)
     if part.name == "headers":
         return json_diff(old, new, limit=8, mask=mask, labels=("recorded", "now"))
+    if isinstance(old, dict) and isinstance(new, dict):  # a structured part: conversation
+        return json_diff(old, new, limit=12, mask=mask, labels=("recorded", "now"))
     if isinstance(old, str) and isinstance(new, str):  # says so when masking hid the change
         shown_old, shown_new, note = string_pair(old, new, mask)
         return [f"{part.name}: recorded {shown_old}, now {shown_new}{note}"]

@@ -166,3 +166,27 @@ def test_a_secret_in_a_traced_message_stops_the_write(tmp_path) -> None:
         import_trace(trace, cassette)
 
     assert not cassette.exists()
+
+
+@pytest.mark.parametrize("provider_name", ["anthropic", "openai", "gemini"])
+def test_a_secret_in_a_streamed_reply_is_caught_across_the_events_it_is_split_into(
+    provider_name, tmp_path
+) -> None:
+    """The import renders a streamed reply's text in many small deltas, so a key the model
+    echoed is split across events: the backstop reads them as a client assembles them."""
+    key = "sk-ant-api03-" + "Q7" * 40 + "-AbCdEfAA"
+    span = _span(provider_name)
+    output = [{"role": "assistant", "parts": [{"type": "text", "content": f"It is {key}."}]}]
+    span["attributes"] |= {
+        "gen_ai.output.messages": json.dumps(output),
+        "gen_ai.is_streaming": True,
+        "gen_ai.request.stream": True,
+    }
+    trace = tmp_path / "leak.json"
+    trace.write_text(json.dumps([span]))
+    cassette = tmp_path / "leak.yaml"
+
+    with pytest.raises(SecretLeakError, match=r"anthropic-key \(split across events \d+-\d+"):
+        import_trace(trace, cassette)
+
+    assert not cassette.exists()
