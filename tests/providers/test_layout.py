@@ -30,7 +30,7 @@ ROLES = {
     "render": ("render_body", "iter_events"),
     "fold": ("fold",),
     "reply": ("to_reply",),
-    "errors": ("error_response", "error_event"),
+    "error_bodies": ("error_response", "error_event"),
     "compose": ("compose",),
 }
 
