@@ -84,16 +84,14 @@ def _span(status: str, attributes: dict) -> dict:
     }
 
 
-def test_a_failed_responses_stream_without_messages_is_reported(tmp_path) -> None:
+def test_a_failed_responses_stream_without_messages_is_reported(scripted_model, traced) -> None:
     """OpenLLMetry's OpenAI instrumentation (0.62.4) keeps no messages on the span of a
-    Responses stream that failed: nothing to match the call by, and the import says so.
-    The span is written as that instrumentation writes it (a real one, traced here,
-    leaves the instrumentation so that the next broken Chat stream in the process is
-    never exported, which the next test needs)."""
-    trace = tmp_path / "failed.json"
-    trace.write_text(json.dumps([_span("Overloaded", {})]))
+    Responses stream that failed: nothing to match the call by, and the import says so."""
+    scripted_model.script(BROKEN)
+    with traced("openai_responses") as trace_file:
+        agents.failure("openai_responses")
 
-    result = import_trace(trace)
+    result = import_trace(trace_file)
 
     assert (result.calls, result.cassette.interactions) == (1, [])
     (reason,) = result.skipped
@@ -119,38 +117,21 @@ def test_a_status_less_error_in_a_stream_replays_as_an_error_event(pytester, tmp
 
 
 def test_a_chat_stream_that_broke_off_replays_cut_after_the_text_it_kept(
-    pytester, tmp_path
+    scripted_model, traced, pytester, tmp_path
 ) -> None:
-    """OpenLLMetry's OpenAI instrumentation (0.62.4) records a Chat stream that broke off
-    (here after "It is") as a success holding the text so far and an empty finish reason;
-    which error ended it, the trace does not say. It replays as the same text, then a
-    dropped connection. The span is written as that instrumentation writes it: traced
-    for real, it goes missing from the trace whenever a Responses stream was traced in
-    the same process before (the span is never exported)."""
-    output = [
-        {"role": "assistant", "parts": [{"type": "text", "content": "It is"}], "finish_reason": ""}
-    ]
-    question = [{"role": "user", "parts": [{"type": "text", "content": agents.QUESTION}]}]
-    span = {
-        "name": "openai.chat",
-        "context": {"trace_id": "0x" + "ab" * 16, "span_id": "0x" + "cd" * 8},
-        "status": {"status_code": "OK"},
-        "attributes": {
-            "gen_ai.operation.name": "chat",
-            "gen_ai.provider.name": "openai",
-            "gen_ai.request.model": "gpt-test-1",
-            "gen_ai.is_streaming": True,
-            "gen_ai.input.messages": json.dumps(question),
-            "gen_ai.output.messages": json.dumps(output),
-        },
-    }
-    trace = tmp_path / "broken.json"
-    trace.write_text(json.dumps([span]))
+    """OpenLLMetry's OpenAI instrumentation records the broken Chat stream as a success
+    holding the text so far and an empty finish reason; which error ended it, the trace
+    does not say. It replays as the same text, then a dropped connection."""
+    scripted_model.script(BROKEN)
+    with traced("openai_chat") as trace_file:
+        original = agents.failure("openai_chat")
     cassette = tmp_path / "broken.yaml"
 
-    (interaction,) = import_trace(trace, cassette).cassette.interactions
+    (interaction,) = import_trace(trace_file, cassette).cassette.interactions
 
     assert interaction.response.end == "cut"
     assert any("ended before its finish reason" in c for c in interaction.origin["corrected"])
     replayed = _replayed(pytester, "openai_chat", cassette)
-    assert replayed == {"said": "It is", "error": "APIConnectionError: Connection error."}
+    assert original["error"] == "APIError: Overloaded"
+    assert replayed["error"] == "APIConnectionError: Connection error."
+    assert replayed["said"] == original["said"] != ""
