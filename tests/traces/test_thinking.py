@@ -36,7 +36,7 @@ from tests.traces import agents
 
 @pytest.mark.agentreplay(cassette={cassette!r})
 def test_replay(agentreplay):
-    said = [agents.ask({provider!r}, stream=False), agents.ask({provider!r}, stream=True)]
+    said = [agents.ask({provider!r}, stream=True), agents.ask({provider!r}, stream=False)]
     with open({out!r}, "w") as file:
         json.dump(said, file)
 """
@@ -55,7 +55,10 @@ def test_thinking_in_a_trace_replays_as_the_provider_sends_it(
 ) -> None:
     scripted_model.script(_reply(), _reply())
     with traced(provider) as trace_file:
-        original = [agents.ask(provider, stream=False), agents.ask(provider, stream=True)]
+        # Streamed first: traced the other way round after this suite's earlier traced
+        # runs, OpenLLMetry's non-streamed Responses span went missing from the trace
+        # (not understood yet; not seen in a process of its own).
+        original = [agents.ask(provider, stream=True), agents.ask(provider, stream=False)]
     cassette = tmp_path / "thinking.yaml"
 
     result = import_trace(trace_file, cassette)
