@@ -37,6 +37,7 @@ from urllib.parse import urlsplit
 from ..providers import detect
 from ..transport.answer import Plan
 from ..transport.chunking import Chunker, Chunking
+from ..transport.clients import client_library
 from ..transport.playback import Playback
 from ..transport.router import HTTPRequest, Router
 from . import io as cassette_io
@@ -304,7 +305,7 @@ class CassetteSession:
             self._served += 1
             fault = self.injected.pop(number, None)
         if pending.index is None:
-            raise self._miss(pending.recorded)
+            raise self._miss(pending.recorded, client=client_library(request.headers))
         if fault is not None:
             self._offer_again(pending.recorded, pending.index)
         return self._play(pending.call, request, pending.index, fault, pending.recorded)
@@ -360,7 +361,7 @@ class CassetteSession:
         matched = self._matched_form(request)
         return None if matched is None else self._miss(matched)
 
-    def _miss(self, recorded: RecordedRequest) -> CassetteMiss:
+    def _miss(self, recorded: RecordedRequest, client: str | None = None) -> CassetteMiss:
         self.router.blocked.append(f"{recorded.method} {recorded.url}")
         if self.existed:
             self._scrub_recorded()  # the report compares scrubbed with scrubbed
@@ -373,6 +374,7 @@ class CassetteSession:
             rerecord=self.rerecord,
             mask=self.scrubber.mask,
             elsewhere=None if self.existed else self.pytest_recording_file,
+            client=client,
         )
 
     def _ender(
@@ -402,6 +404,7 @@ class CassetteSession:
                 status=status,
                 outcome=replayed_outcome(interaction, outcome, status, events_sent),
                 events_sent=events_sent,
+                client=client_library(request.headers),
                 request=sent,
             )
             with self._lock:
