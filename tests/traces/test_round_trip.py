@@ -62,6 +62,9 @@ def as_sent(call: ModelCall, after: ModelCall | None) -> ModelCall:
     response holds. The fake's codec renders it as the fake did; the tool-call ids it
     drew are the ones the agent sent back in its next request (``after``). An HTTP error
     holds no reply, as in a cassette's log."""
+    # A cassette's run log names no client library (for a recording as for an import);
+    # a fake's does, from the request's user agent: compared without it.
+    call = call.model_copy(update={"client": None})
     if call.reply is None or call.reply.fault is not None:
         return call.model_copy(update={"reply": None})
     codec = codec_for(call.provider)
