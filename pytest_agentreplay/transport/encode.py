@@ -10,12 +10,12 @@ line) is written in one step; anything else goes through the spec-exact
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Protocol
+from collections.abc import Generator, Iterable, Iterator, Sequence
+from typing import Protocol, runtime_checkable
 
 from ..sse import LineEnd, SSEEncoder, SSEEvent
 
-__all__ = ["Event", "StoredEvent", "encode_lazily"]
+__all__ = ["Event", "PlainSource", "StoredEvent", "encode_lazily"]
 
 
 class StoredEvent(Protocol):
@@ -43,6 +43,18 @@ class StoredEvent(Protocol):
         ...
 
 
+@runtime_checkable
+class PlainSource(Protocol):
+    """Stored events that encode their usual events themselves
+    (:class:`~..cassettes.lazy_events.LazyEvents`, a big stream's lines read as
+    reached): the bytes :func:`_plain` would write for each, from the first event until
+    the first other one, then (returned) the events left, for the encoder."""
+
+    def plain_prefix(self) -> Generator[bytes, None, Iterable[StoredEvent]]:
+        """Wire bytes while the events are usual ones; returns the rest."""
+        ...
+
+
 Event = SSEEvent | StoredEvent
 """An event to encode: rendered, or as a cassette stores it."""
 
@@ -60,6 +72,8 @@ def encode_lazily(
     ``line_end`` ends every line (Google frames its streams with CRLF)."""
     encoder = SSEEncoder(comments=comments, line_end=line_end)
     ids = False  # once an event sets an id, the encoder tracks it for every later event
+    if line_end == "\n" and isinstance(events, PlainSource):
+        events = yield from events.plain_prefix()  # its usual events encoded already
     for event in events:
         plain = None if ids or line_end != "\n" else _plain(event, comments)
         if plain is None:
