@@ -7,7 +7,7 @@ stream's event lines as the file's own bytes in a :class:`LazyEvents`: a read-on
 list of :class:`~.cassette.RecordedEvent` for every reader (``len``, indexing,
 slices, iteration, ``==``), which builds an event the first time it is asked for
 and keeps it (a scrubber or a test may edit it: the edit stays). Replay asks for
-neither: :meth:`LazyEvents.plain_prefix` hands the transport the wire bytes of the
+neither: :meth:`LazyEvents.plain_batches` hands the transport the wire bytes of the
 usual lines (a time, a name, single-quoted data) rewritten from the file's bytes by
 one regular expression substitution per batch of lines, in C.
 
@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import re
 import sys
+from bisect import bisect_left
 from collections.abc import Generator, Iterable, Iterator, MutableSequence
 from itertools import accumulate
 from typing import Any, overload
 
 from ..errors import CassetteFormatError, field_path
+from ..transport.encode import plain_bytes
 from .cassette import DeferredEvents, RecordedEvent
 from .errors import CassetteValueError
 from .yaml.emit import event_line
@@ -49,15 +51,20 @@ _NAME = (
 _DATA = rb"data: '([^'\x00-\x1f\x7f]*(?:''[^'\x00-\x1f\x7f]*)*)'\}\n"
 _FAST = re.compile(rb"    - \{" + _TIME + rb"(?:" + _NAME + rb")?" + _DATA)
 # The same, read a batch of lines at a time (``findall``, in C), with the name and the
-# data only: the data is the rest of the line up to its closing ``'}``; a batch is
-# checked whole for control bytes, and for quotes beyond its lines' delimiters.
+# data only, for data without a quote (a batch is checked whole for control bytes).
 _T = rb"t: [0-9]+\.[0-9]*(?:e-[0-9]{1,3}|e\+[0-9]{1,2})?, "
-_REST = rb"data: '(.*)'\}(?=\n)"
+_REST = rb"data: '([^']*)'\}(?=\n)"
 _CONTROL = bytes(range(32)).replace(b"\n", b"") + b"\x7f"
 # A match starts at the newline before its line (a batch starts with one) and ends at
 # the line's end: so as many matches as lines is every line read whole.
-_NAMED = re.compile(rb"\n    - \{" + _T + _NAME + _REST)
-_UNNAMED = re.compile(rb"\n    - \{" + _T + _REST)
+# (`` {4}``, not four literal spaces: the search for a match then looks for the newline
+# alone, and the name is checked per batch against YAML's words, not per line.)
+_NAMED = re.compile(rb"\n {4}- \{" + _T + rb"event: ([A-Za-z_][A-Za-z0-9_]*), " + _REST)
+_UNNAMED = re.compile(rb"\n {4}- \{" + _T + _REST)
+_YAML_WORDS = frozenset(
+    b"yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF "
+    b"null Null NULL y Y n N".split()
+)
 _BATCH_BYTES = 16 * 1024
 """About how much of a stream's lines is encoded at a time (time to first event)."""
 
@@ -71,33 +78,19 @@ is not kept lazily, so the whole-file reader reports it on load."""
 def _wire(batch: bytes, lines: int) -> list[bytes] | None:
     """The wire bytes of each of the ``lines`` lines of ``batch`` (a newline, then whole
     lines), as :func:`~..transport.encode._plain` writes an event with one data line;
-    ``None`` unless every line is a usual one (see ``_FAST``)."""
-    if len(batch.translate(None, _CONTROL)) != len(batch):
+    ``None`` unless every line is a usual one with no quote in its data (see ``_FAST``;
+    the others are read one by one)."""
+    if len(batch.translate(None, _CONTROL)) != len(batch) or b"data: ''}" in batch:
         return None
-    plain = batch.count(b"'") == 2 * lines and b"data: ''}" not in batch
     named: list[tuple[bytes, bytes]] = _NAMED.findall(batch)
     if len(named) == lines:
-        if plain:  # the usual batch: no quote inside the data, no empty data
-            return [b"event: %b\ndata: %b\n\n" % pair for pair in named]
-        if not _doubled(data for _, data in named):
+        if not _YAML_WORDS.isdisjoint({name for name, _ in named}):
             return None
-        return [b"event: %b\n%b" % (name, _data(data)) for name, data in named]
+        return [b"event: %b\ndata: %b\n\n" % pair for pair in named]
     unnamed: list[bytes] = _UNNAMED.findall(batch)
-    if len(unnamed) != lines:
-        return None
-    if plain:
+    if len(unnamed) == lines:
         return [b"data: %b\n\n" % data for data in unnamed]
-    return [_data(data) for data in unnamed] if _doubled(unnamed) else None
-
-
-def _doubled(values: Iterable[bytes]) -> bool:
-    """Whether each single-quoted data doubles every quote it holds."""
-    return all(b"'" not in data.replace(b"''", b"") for data in values)
-
-
-def _data(quoted: bytes) -> bytes:
-    """The data line of a single-quoted data (``data:`` alone for none)."""
-    return b"data: %b\n\n" % quoted.replace(b"''", b"'") if quoted else b"data:\n\n"
+    return None
 
 
 class LazyEvents(DeferredEvents, MutableSequence[RecordedEvent]):
@@ -123,34 +116,44 @@ class LazyEvents(DeferredEvents, MutableSequence[RecordedEvent]):
 
     # --- what replay reads ---------------------------------------------------------
 
-    def plain_prefix(self) -> Generator[bytes, None, Iterable[RecordedEvent]]:
-        """The wire bytes (``event: …\\ndata: …\\n\\n``) of the stream's events, from the
-        first, while they are usual lines not built yet (a built event may have been
-        edited); returns the rest, as events built when reached, for the encoder."""
+    def plain_batches(self) -> Generator[list[bytes], None, Iterable[RecordedEvent]]:
+        """The wire bytes (``event: …\\ndata: …\\n\\n``) of the stream's events, a batch
+        at a time, from the first, while each is a usual line not built yet (a built
+        event may have been edited) or an event
+        :func:`~..transport.encode.plain_bytes` writes; returns the rest (from an event
+        with an id, or any the encoder must write), built when reached, for the encoder."""
         if self._plain is not None:
             return self
-        block, built = self._block, self._built
-        stop = min(built, default=self._count)
+        block, count = self._block, self._count
+        built = sorted(self._built)  # the events asked for before: these are played
         size, pos, done = len(block), 0, 0
         while pos < size:
             cut = block.find(b"\n", min(pos + _BATCH_BYTES, size - 1)) + 1
-            batch = b"\n" + block[pos:cut]
-            lines = batch.count(b"\n") - 1
-            if done + lines > stop:
-                break
-            pieces = _wire(batch, lines)
-            if pieces is None:
-                break  # a line of another kind: from its batch on, the general way
-            yield from pieces
+            lines = block.count(b"\n", pos, cut)
+            edited = built and bisect_left(built, done) < bisect_left(built, done + lines)
+            pieces = None if edited else _wire(b"\n" + block[pos:cut], lines)
+            if pieces is None:  # line by line: a built one, or a line of another kind
+                pieces = []
+                for index in range(done, done + lines):
+                    piece = self._plain_line(index)
+                    if piece is None:
+                        yield pieces
+                        return self._rest(index)
+                    pieces.append(piece)
+            yield pieces
             pos, done = cut, done + lines
-        if done < stop and done + 256 > stop:  # a last event built (the usual case)
-            for index in range(done, stop):
-                pieces = _wire(b"\n" + self._line(index) + b"\n", 1)
-                if pieces is None:
-                    break
-                yield pieces[0]
-                done += 1
-        return self._rest(done)
+        return self._rest(count)
+
+    def _plain_line(self, index: int) -> bytes | None:
+        """The wire bytes of event ``index`` alone, or ``None`` if the encoder must write it."""
+        event = self._built.get(index)
+        if event is None:
+            line = self._line(index)
+            pieces = _wire(b"\n" + line + b"\n", 1)
+            if pieces is not None:
+                return pieces[0]
+            event = self._event(index)
+        return plain_bytes(event)
 
     def _rest(self, start: int) -> Iterator[RecordedEvent]:
         for index in range(start, len(self)):

@@ -15,7 +15,7 @@ from typing import Protocol, runtime_checkable
 
 from ..sse import LineEnd, SSEEncoder, SSEEvent
 
-__all__ = ["Event", "PlainSource", "StoredEvent", "encode_lazily"]
+__all__ = ["Event", "PlainSource", "StoredEvent", "encode_lazily", "plain_bytes"]
 
 
 class StoredEvent(Protocol):
@@ -47,11 +47,11 @@ class StoredEvent(Protocol):
 class PlainSource(Protocol):
     """Stored events that encode their usual events themselves
     (:class:`~..cassettes.lazy_events.LazyEvents`, a big stream's lines read as
-    reached): the bytes :func:`_plain` would write for each, from the first event until
-    the first other one, then (returned) the events left, for the encoder."""
+    reached): the bytes :func:`_plain` would write for each, in batches, from the first
+    event until the first other one, then (returned) the events left, for the encoder."""
 
-    def plain_prefix(self) -> Generator[bytes, None, Iterable[StoredEvent]]:
-        """Wire bytes while the events are usual ones; returns the rest."""
+    def plain_batches(self) -> Generator[list[bytes], None, Iterable[StoredEvent]]:
+        """Wire bytes, a batch at a time, while the events are usual ones; returns the rest."""
         ...
 
 
@@ -73,7 +73,14 @@ def encode_lazily(
     encoder = SSEEncoder(comments=comments, line_end=line_end)
     ids = False  # once an event sets an id, the encoder tracks it for every later event
     if line_end == "\n" and isinstance(events, PlainSource):
-        events = yield from events.plain_prefix()  # its usual events encoded already
+        batches = events.plain_batches()  # its usual events, encoded a batch at a time
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration as stop:
+                events = stop.value  # the rest, for the encoder
+                break
+            yield from batch
     for event in events:
         plain = None if ids or line_end != "\n" else _plain(event, comments)
         if plain is None:
@@ -99,3 +106,10 @@ def _plain(event: Event, comments: bool) -> bytes | None:
     if "\n" in name or "\r" in name:
         return None
     return (f"event: {name}\n{line}" if name else f"event:\n{line}").encode("utf-8")
+
+
+def plain_bytes(event: StoredEvent) -> bytes | None:
+    """The bytes :func:`encode_lazily` sends for a stored event at the start of a stream
+    (before any id), when it writes it in one step; ``None`` when the encoder must (an
+    id, a retry, comments, several data lines): what a :class:`PlainSource` yields."""
+    return None if event.id or event.comments else _plain(event, comments=True)
