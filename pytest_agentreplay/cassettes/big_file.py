@@ -20,6 +20,7 @@ bytes, not building and writing 100,000 events.
 
 from __future__ import annotations
 
+import mmap
 import os
 import re
 import stat
@@ -101,6 +102,9 @@ def _load_deferred(path: str) -> Cassette | None:
     ``None`` for a file with no stream, or one this reader does not read (the eager
     reader, then the whole-file reader, take over and explain any problem)."""
     with open(path, "rb") as handle:
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            if mapped.find(_EVENTS_KEY) < 0:
+                return None  # no stream: nothing to defer (read without a copy)
         raw = handle.read(MAX_FILE_BYTES + 1)
     if len(raw) > MAX_FILE_BYTES or b"\r" in raw or b"\t" in raw:
         return None

@@ -17,6 +17,7 @@ or else by the safe YAML loader, one line at a time: what the line holds is what
 loading the whole file would have built. A line none of them reads raises
 :class:`~..errors.CassetteFormatError` naming the file and the line at that moment:
 the stream never ends early and quietly (see docs/cassettes.md, "Big streams").
+Every other reader (the CLI, a write) loads eagerly: such a line fails its load.
 """
 
 from __future__ import annotations

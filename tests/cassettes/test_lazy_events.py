@@ -31,6 +31,7 @@ from pytest_agentreplay.cassettes.cassette import (
 from pytest_agentreplay.cassettes.errors import CassetteMiss
 from pytest_agentreplay.cassettes.lazy_events import LazyEvents
 from pytest_agentreplay.cassettes.session import CassetteSession
+from pytest_agentreplay.cli import main
 from pytest_agentreplay.cli.analysis import timings, type_counts
 from pytest_agentreplay.errors import CassetteFormatError
 from pytest_agentreplay.redact import Scrubber
@@ -276,6 +277,16 @@ def test_a_bad_event_deep_in_a_stream_names_the_file_and_line_when_replay_reache
     assert error.field is not None and error.field.startswith("interactions[1].response.events[10000]")
     assert f"{big}:{line}" in str(error)
     assert received.count(b"\n\n") <= 10_000  # never the stream's end after it
+
+
+def test_lint_finds_a_bad_event_deep_in_a_stream_ahead_of_a_test(
+    big: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _break_line(big, 10_000, ("data: '", "data: 'it's "))
+    code = main(["lint", str(big)])
+    out = capsys.readouterr()
+    assert code != 0
+    assert f"{big.name}:{line}" in out.out + out.err
 
 
 def test_a_hand_edited_line_yaml_reads_differently_replays_as_yaml_reads_it(big: Path) -> None:
