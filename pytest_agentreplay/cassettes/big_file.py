@@ -122,20 +122,24 @@ def _load_deferred(path: str) -> Cassette | None:
             continue
         end_match = _BLOCK_END.search(raw, start)
         end = len(raw) if end_match is None else end_match.start() + 1
-        block = raw[start:end]
-        if not block.endswith(b"\n") or not _printable(block):
+        if raw[end - 1 : end] != b"\n" or not _printable(raw, start, end):
             return None
         before = raw.count(b"\n", pos, start)
         parts += (raw[pos:start], stand_in)
         line += before
         skeleton_line += before
-        blocks[skeleton_line] = LazyEvents(block, path=path, first_line=line + 1)
-        line += block.count(b"\n")
+        # The streams keep the file's bytes (no copy): the rest of it is small beside them.
+        events = LazyEvents(raw, start, end, path=path, first_line=line + 1)
+        blocks[skeleton_line] = events
+        line += len(events)
         skeleton_line += 1
         pos = end
     if not blocks:
         return None
     parts.append(raw[pos:])
+    if sum(map(len, parts)) > len(raw) // 2:  # mostly not streams: keep only their bytes
+        for events in blocks.values():
+            events.own_copy()
     del raw
     try:
         skeleton = b"".join(parts).decode("utf-8")
@@ -158,10 +162,22 @@ def _load_deferred(path: str) -> Cassette | None:
     return cassette if written == skeleton else None
 
 
-def _printable(block: bytes) -> bool:
-    """Whether YAML reads every character of a block (ASCII: its line reader checks the
-    control characters of each line as it reads it)."""
-    return block.isascii() or NON_PRINTABLE.search(block.decode("utf-8")) is None
+def _printable(raw: bytes, start: int, end: int) -> bool:
+    """Whether YAML reads every character of the lines ``raw[start:end]``, about a
+    megabyte of lines at a time (ASCII: replay's line reader checks the control
+    characters of each line)."""
+    at = start
+    while at < end:
+        cut = raw.find(b"\n", min(at + (1 << 20), end) - 1, end) + 1 or end
+        piece = raw[at:cut]
+        if not piece.isascii():
+            try:
+                if NON_PRINTABLE.search(piece.decode("utf-8")) is not None:
+                    return False
+            except UnicodeDecodeError:
+                return False
+        at = cut
+    return True
 
 
 def _placed(cassette: Cassette, lazy: list[LazyEvents]) -> bool:

@@ -97,20 +97,42 @@ def _wire(batch: bytes, lines: int) -> list[bytes] | None:
 class LazyEvents(DeferredEvents, MutableSequence[RecordedEvent]):
     """The events of one stream, kept as the file's lines (see the module docstring).
 
-    ``block`` is the stream's event lines as the file holds them (each ends with a
-    newline); ``first_line`` is the file's 1-based number of the first; ``where`` is the
-    field path of the event list (``interactions[3].response.events``), for errors.
+    ``source[start:end]`` is the stream's event lines as the file holds them (each
+    ends with a newline; ``source`` may be the whole file, shared by its streams);
+    ``first_line`` is the file's 1-based number of the first; ``where`` is the field
+    path of the event list (``interactions[3].response.events``), for errors.
     Changing the list (not an event) turns it into a plain list inside first.
     """
 
-    __slots__ = ("_block", "_built", "_count", "_plain", "_starts", "first_line", "path", "where")
+    __slots__ = (
+        "_built",
+        "_count",
+        "_end",
+        "_plain",
+        "_source",
+        "_start",
+        "_starts",
+        "first_line",
+        "path",
+        "where",
+    )
 
-    def __init__(self, block: bytes, *, path: str, first_line: int, where: str = "") -> None:
-        self._block = block
+    def __init__(
+        self,
+        source: bytes,
+        start: int = 0,
+        end: int | None = None,
+        *,
+        path: str,
+        first_line: int,
+        where: str = "",
+    ) -> None:
+        self._source, self._start = source, start
+        self._end = len(source) if end is None else end
         self._built: dict[int, RecordedEvent] = {}  # what was asked for, kept
         self._starts: list[int] | None = None  # where each line starts, when first needed
         self._plain: list[RecordedEvent] | None = None  # once the list itself changed
-        self._count = block.count(b"\n")
+        self._count = source.count(b"\n", start, self._end)
         self.path = path
         self.first_line = first_line
         self.where = where
@@ -125,14 +147,14 @@ class LazyEvents(DeferredEvents, MutableSequence[RecordedEvent]):
         with an id, or any the encoder must write), built when reached, for the encoder."""
         if self._plain is not None:
             return self
-        block, count = self._block, self._count
+        source, count, size = self._source, self._count, self._end
         built = sorted(self._built)  # the events asked for before: these are played
-        size, pos, done = len(block), 0, 0
+        pos, done = self._start, 0
         while pos < size:
-            cut = block.find(b"\n", min(pos + _BATCH_BYTES, size - 1)) + 1
-            lines = block.count(b"\n", pos, cut)
+            cut = source.find(b"\n", min(pos + _BATCH_BYTES, size - 1)) + 1
+            lines = source.count(b"\n", pos, cut)
             edited = built and bisect_left(built, done) < bisect_left(built, done + lines)
-            pieces = None if edited else _wire(b"\n" + block[pos:cut], lines)
+            pieces = None if edited else _wire(b"\n" + source[pos:cut], lines)
             if pieces is None:  # line by line: a built one, or a line of another kind
                 pieces = []
                 for index in range(done, done + lines):
@@ -160,6 +182,12 @@ class LazyEvents(DeferredEvents, MutableSequence[RecordedEvent]):
         for index in range(start, len(self)):
             yield self[index]
 
+    def own_copy(self) -> None:
+        """Keep a copy of the stream's own bytes, not the whole file they came from."""
+        if self._plain is None and (self._start or self._end != len(self._source)):
+            self._source = self._source[self._start : self._end]
+            self._start, self._end, self._starts = 0, len(self._source), None
+
     # --- the list ------------------------------------------------------------------
 
     def __len__(self) -> int:
@@ -186,12 +214,12 @@ class LazyEvents(DeferredEvents, MutableSequence[RecordedEvent]):
         if self._plain is not None:
             yield from self._plain
             return
-        block, built, pos = self._block, self._built, 0
+        source, built, pos = self._source, self._built, self._start
         for index in range(self._count):
-            end = block.index(b"\n", pos)
+            end = source.index(b"\n", pos)
             event = built.get(index)
             if event is None:
-                event = built[index] = self._read(block[pos:end], index)
+                event = built[index] = self._read(source[pos:end], index)
             yield event
             pos = end + 1
 
@@ -224,7 +252,8 @@ class LazyEvents(DeferredEvents, MutableSequence[RecordedEvent]):
         """The events as a plain list, which every later access uses (the list changed)."""
         if self._plain is None:
             self._plain = list(self)
-            self._block, self._built, self._starts = b"", {}, None
+            self._source, self._start, self._end = b"", 0, 0
+            self._built, self._starts = {}, None
         return self._plain
 
     # --- building one ----------------------------------------------------------------
@@ -238,15 +267,17 @@ class LazyEvents(DeferredEvents, MutableSequence[RecordedEvent]):
     def _line(self, index: int) -> bytes:
         """Line ``index`` of the block (no newline): the first and the last are found
         directly, any other through the lines' offsets (computed once)."""
-        block = self._block
+        source, first, end = self._source, self._start, self._end
         if index == self._count - 1:
-            return block[block.rfind(b"\n", 0, len(block) - 1) + 1 : -1]
+            before = source.rfind(b"\n", first, end - 1)
+            return source[first if before < 0 else before + 1 : end - 1]
         if index == 0:
-            return block[: block.index(b"\n")]
+            return source[first : source.index(b"\n", first)]
         if self._starts is None:
-            self._starts = [0, *accumulate(len(line) + 1 for line in block.split(b"\n"))]
+            lines = source[first:end].split(b"\n")
+            self._starts = list(accumulate((len(line) + 1 for line in lines), initial=first))
         start = self._starts[index]
-        return block[start : self._starts[index + 1] - 1]
+        return source[start : self._starts[index + 1] - 1]
 
     def _read(self, raw: bytes, index: int) -> RecordedEvent:
         """The event on line ``index`` of the block, read as the whole file would be."""

@@ -314,3 +314,21 @@ def test_a_block_outside_a_response_is_read_the_eager_way(tmp_path: Path) -> Non
     lazy, _ = io.load_with_format(path, lazy=True)
     assert lazy == io.load(path)
     assert lazy.interactions[0].origin == origin
+
+
+def test_small_streams_in_a_big_file_of_calls(tmp_path: Path, events: list[RecordedEvent]) -> None:
+    """A file that is mostly calls, with a short stream and a one-event stream: each
+    stream keeps its own bytes, and reads as the eager load does."""
+    calls = [_small(f"call {i} " + "x" * 300) for i in range(3000)]
+    path = _write(
+        tmp_path / "calls.yaml",
+        [*calls, _stream("story", events[:50]), _stream("one", events[100:101])],
+    )
+    lazy, _ = io.load_with_format(path, lazy=True)
+    assert lazy == io.load(path)
+    one = lazy.interactions[-1].response.events
+    assert isinstance(one, LazyEvents)
+    assert one[-1] == one[0] == events[100] and len(one) == 1
+    with _replaying(path), httpx.Client() as client:
+        assert _received(client, "story") == _wire(events[:50])
+        assert _received(client, "one") == _wire(events[100:101])
