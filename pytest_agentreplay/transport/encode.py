@@ -11,7 +11,7 @@ line) is written in one step; anything else goes through the spec-exact
 from __future__ import annotations
 
 from collections.abc import Generator, Iterable, Iterator, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 from ..sse import LineEnd, SSEEncoder, SSEEvent
 
@@ -43,7 +43,10 @@ class StoredEvent(Protocol):
         ...
 
 
-@runtime_checkable
+PlainBatches = Generator[list[bytes], None, Iterable[StoredEvent]]
+"""What :meth:`PlainSource.plain_batches` gives: wire bytes in batches, then the rest."""
+
+
 class PlainSource(Protocol):
     """Stored events that encode their usual events themselves
     (:class:`~..cassettes.lazy_events.LazyEvents`, a big stream's lines read as
@@ -72,8 +75,10 @@ def encode_lazily(
     ``line_end`` ends every line (Google frames its streams with CRLF)."""
     encoder = SSEEncoder(comments=comments, line_end=line_end)
     ids = False  # once an event sets an id, the encoder tracks it for every later event
-    if line_end == "\n" and isinstance(events, PlainSource):
-        batches = events.plain_batches()  # its usual events, encoded a batch at a time
+    # (getattr, not isinstance of the protocol: a fake's stream must not pay for it)
+    plain_batches = getattr(events, "plain_batches", None) if line_end == "\n" else None
+    if plain_batches is not None:
+        batches: PlainBatches = plain_batches()  # its usual events, a batch at a time
         while True:
             try:
                 batch = next(batches)
