@@ -34,9 +34,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from ..mcp.readdress import readdress
+from ..mcp.streams import is_standalone_stream
 from ..providers import detect
 from ..transport.answer import Plan
 from ..transport.chunking import Chunker, Chunking
+from ..transport.gate import Gate
 from ..transport.playback import Playback
 from ..transport.router import HTTPRequest, Router
 from . import io as cassette_io
@@ -65,6 +68,7 @@ class _Pending:
     recorded: RecordedRequest
     index: int | None
     call: int  # the request's number among all this test's requests
+    again: bool = False  # a reconnect to a held stream: its recording, without events
 
 
 @dataclass(repr=False)  # its requests, calls and errors may hold credentials
@@ -134,6 +138,7 @@ class CassetteSession:
         self._lock = threading.Lock()
         self._scrub_lock = threading.Lock()
         self._scrubbed = False  # the recorded requests are indexed as loaded until a miss
+        self._held = Gate()  # MCP's standalone GET streams wait here until the test ends
         self._served = 0
         self._requests = 0
         self._recorded_hosts = {
@@ -207,6 +212,9 @@ class CassetteSession:
             # None): as under vcrpy, never matched nor recorded; the egress rules decide.
             return False
         index = self._take(recorded) if self.replaying else None
+        again = index is None and self.replaying and self._reconnect(request, recorded)
+        if again:
+            index = self.index.peek_consumed(recorded)[0]
         if index is None and not self.recording and not self._is_miss(request):
             return False  # not the cassette's business: left to the egress rules
         with self._lock:
@@ -220,8 +228,15 @@ class CassetteSession:
             self.scrubber.remember_environment()
             return False  # goes out live, and is recorded
         with self._lock:
-            self._pending[id(request)] = _Pending(request, recorded, index, call)
+            self._pending[id(request)] = _Pending(request, recorded, index, call, again)
         return True
+
+    def _reconnect(self, request: HTTPRequest, recorded: RecordedRequest) -> bool:
+        """Whether ``request`` reopens an MCP server's standalone stream played already
+        (:mod:`..mcp.streams`): a live server answers every reconnect."""
+        return is_standalone_stream(request.method, request.headers) and bool(
+            self.index.peek_consumed(recorded)
+        )
 
     def _take(self, recorded: RecordedRequest) -> int | None:
         """The interaction answering ``recorded``: one whose last call was failed by an
@@ -281,14 +296,19 @@ class CassetteSession:
             raise self._miss(pending.recorded)
         if fault is not None:
             self._offer_again(pending.recorded, pending.index)
-        return self._play(pending.call, request, pending.index, fault)
+        return self._play(pending.call, request, pending.index, fault, again=pending.again)
 
-    def _play(self, call: int, request: HTTPRequest, index: int, fault: Fault | None) -> Playback:
+    def _play(
+        self, call: int, request: HTTPRequest, index: int, fault: Fault | None, *, again: bool
+    ) -> Playback:
         played: list[Playback] = []  # the ender reads the status the client really got
         plan = Plan(chunker=self.chunker, on_end=self._ender(call, request, index, played))
+        interaction = readdress(self.interactions[index], request.content, dict(request.headers))
+        if fault is None and is_standalone_stream(request.method, request.headers):
+            interaction = self._held_open(interaction, plan, again=again)
         played.append(
             playback_for(
-                self.interactions[index],
+                interaction,
                 method=request.method,
                 path=request.path,
                 fault=fault,
@@ -299,6 +319,17 @@ class CassetteSession:
             )
         )
         return played[0]
+
+    def _held_open(self, interaction: Interaction, plan: Plan, *, again: bool) -> Interaction:
+        """An MCP standalone stream as a live server serves it: its recorded events
+        (none on a reconnect), then held open until the client closes it or the test
+        ends, however the recording ended (:mod:`..mcp.streams`)."""
+        response = interaction.response
+        if response.events is None:
+            return interaction
+        events = [] if again else response.events
+        plan.extra_gates[len(events)] = self._held
+        return interaction.replace(response=response.replace(events=events, end="complete"))
 
     async def respond_async(self, request: HTTPRequest) -> Playback:
         return self.respond(request)
@@ -412,6 +443,7 @@ class CassetteSession:
         cassette is kept untouched, and a new one is written only as incomplete
         (issue 18).
         """
+        self._held.open()  # streams held open for MCP clients end with the test
         if self.errors:  # they name the request: its URL may hold a credential
             raise CassetteWriteError(self.scrubber.mask(f"{self.path}: " + "\n".join(self.errors)))
         new = self._to_store()

@@ -67,6 +67,9 @@ in ``initialize``, every param but ``protocolVersion``): JSON paths as
 ``body_without`` takes them."""
 
 _INITIALIZE_KEPT = ("protocolVersion",)
+_META_VERSION = "io.modelcontextprotocol/protocolVersion"
+"""Where the 2026-07-28 protocol says the version in each request: kept, as
+``initialize`` keeps its ``protocolVersion``."""
 
 
 def is_message(value: Any) -> bool:
@@ -126,32 +129,48 @@ def response_ids(value: Any) -> list[Id]:
     return [m["id"] for m in found if kind(m) == "response" and _valid_id(m["id"])]
 
 
-def match_view(message: Message) -> Message:
-    """A request or notification as it is matched: a copy without ``id``,
-    ``params._meta`` and ``params.clientInfo``; ``initialize`` keeps only its method
-    and ``params.protocolVersion``. Responses are returned as they are (copied)."""
+def match_view(message: Message, keep: Iterable[str] = ()) -> Message:
+    """A request or notification as it is matched: a copy without what
+    :data:`NOISE_PATHS` names, except the paths in ``keep`` (``body_with("id")``
+    matches ids again). ``initialize`` keeps only its method and
+    ``params.protocolVersion`` (``keep`` may name ``params.capabilities`` too); in the
+    2026-07-28 protocol, ``params._meta`` keeps its protocol version. Responses are
+    returned as they are (copied)."""
     view = copy.deepcopy(message)
     if kind(view) == "response":
         return view
-    view.pop("id", None)
+    kept = frozenset(keep)
+    if "id" not in kept:
+        view.pop("id", None)
     params = view.get("params")
     if isinstance(params, dict):
-        if view.get("method") == "initialize":
-            params = {k: v for k, v in params.items() if k in _INITIALIZE_KEPT}
-        else:
-            params.pop("_meta", None)
-            params.pop("clientInfo", None)
-        view["params"] = params
+        view["params"] = _params_view(
+            params, initialize=view.get("method") == "initialize", kept=kept
+        )
     return view
 
 
-def match_body(value: Any) -> Any:
+def _params_view(
+    params: dict[str, Any], *, initialize: bool, kept: frozenset[str]
+) -> dict[str, Any]:
+    """``params`` without their noise (see :func:`match_view`)."""
+    drop = [p.partition(".")[2] for p in NOISE_PATHS if p.startswith("params.") and p not in kept]
+    if initialize:
+        drop += [k for k in params if k not in _INITIALIZE_KEPT and f"params.{k}" not in kept]
+    meta = params.get("_meta")
+    out = {k: v for k, v in params.items() if k not in drop}
+    if "_meta" in drop and isinstance(meta, dict) and _META_VERSION in meta:
+        out["_meta"] = {_META_VERSION: meta[_META_VERSION]}
+    return out
+
+
+def match_body(value: Any, keep: Iterable[str] = ()) -> Any:
     """A parsed body as it is matched: each message through :func:`match_view` (a batch
     stays a list, in order); ``value`` itself when it is not JSON-RPC."""
     found = messages(value)
     if found is None:
         return value
-    views = [match_view(m) for m in found]
+    views = [match_view(m, keep) for m in found]
     return views if isinstance(value, list) else views[0]
 
 

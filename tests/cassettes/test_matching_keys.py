@@ -388,6 +388,7 @@ def test_public_names():
         "Index",
         "MatchOnError",
         "Matcher",
+        "body_with",
         "body_without",
         "closest",
         "explain_miss",
