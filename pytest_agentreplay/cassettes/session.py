@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from ..mcp.miss import answer_miss
 from ..mcp.readdress import readdress
 from ..mcp.streams import is_standalone_stream
 from ..providers import detect
@@ -105,6 +106,9 @@ class CassetteSession:
     writes nothing for a failed test, not even a new cassette."""
     calls: list[ReplayedCall] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    answered_misses: list[str] = field(default_factory=list)
+    """Miss reports of JSON-RPC requests, answered with a JSON-RPC error rather than
+    raised (:mod:`..mcp.miss`): the test fails with them after its body."""
 
     def __repr__(self) -> str:
         return f"<CassetteSession {self.path} mode={self.record_mode} calls={len(self.calls)}>"
@@ -293,7 +297,13 @@ class CassetteSession:
             self._served += 1
             fault = self.injected.pop(number, None)
         if pending.index is None:
-            raise self._miss(pending.recorded)
+            miss = self._miss(pending.recorded)
+            answer = answer_miss(request.content, str(miss))
+            if answer is None:
+                raise miss
+            with self._lock:
+                self.answered_misses.append(str(miss))
+            return answer
         if fault is not None:
             self._offer_again(pending.recorded, pending.index)
         return self._play(pending.call, request, pending.index, fault, again=pending.again)

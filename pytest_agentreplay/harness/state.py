@@ -205,6 +205,7 @@ class TestState:
             fake.close_open_calls()
             found.extend(fake.problems)
         found.extend(self._unplayed())
+        found.extend(miss for s in self.sessions for miss in s.answered_misses)
         return found
 
     def _unplayed(self) -> list[str]:

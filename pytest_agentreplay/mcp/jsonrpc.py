@@ -42,6 +42,7 @@ __all__ = [
     "match_body",
     "match_view",
     "messages",
+    "messages_of",
     "parse",
     "request_ids",
     "response_ids",
@@ -101,6 +102,16 @@ def parse(body: bytes | str) -> list[Message] | None:
         return messages(jsonparse.loads(text))
     except ValueError:
         return None
+
+
+def messages_of(body: bytes | str) -> Any:
+    """A body's bytes as a parsed message (or batch, as a list) when it is JSON-RPC,
+    else ``None``: what :func:`request_ids`, :func:`id_map` and :func:`answers` take."""
+    found = parse(body)
+    if found is None:
+        return None
+    batch = body.lstrip()[:1] in ("[", b"[")
+    return found if batch else found[0]
 
 
 def kind(message: Message) -> Kind:

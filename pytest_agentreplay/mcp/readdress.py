@@ -33,18 +33,11 @@ def header(headers: Mapping[str, str], name: str) -> str | None:
     return next((v for k, v in headers.items() if k.lower() == wanted), None)
 
 
-def _live_value(body: bytes) -> Any:
-    found = jsonrpc.parse(body)
-    if found is None:
-        return None
-    return found if len(found) > 1 or body.lstrip()[:1] == b"[" else found[0]
-
-
 def _recorded_value(interaction: Interaction) -> Any:
     request = interaction.request
     if request.json_body is not None:
         return request.json_body
-    return _live_value(request.content())
+    return jsonrpc.messages_of(request.content())
 
 
 def _session(response: RecordedResponse, live_headers: Mapping[str, str]) -> dict[str, str]:
@@ -79,7 +72,7 @@ def readdress(
     response ids moved to the live request's, the session header to the client's.
     The same object when nothing changes (anything that is not JSON-RPC)."""
     response = interaction.response
-    ids = jsonrpc.id_map(_recorded_value(interaction), _live_value(live_body))
+    ids = jsonrpc.id_map(_recorded_value(interaction), jsonrpc.messages_of(live_body))
     headers = _session(response, live_headers)
     if not ids and headers is response.headers:
         return interaction
