@@ -32,20 +32,18 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from ..mcp.miss import answer_miss
 from ..mcp.readdress import readdress
 from ..mcp.streams import is_standalone_stream
-from ..providers import detect
 from ..transport.answer import Plan
 from ..transport.chunking import Chunker, Chunking
-from ..transport.egress import resolves_to_loopback
 from ..transport.gate import Gate
 from ..transport.playback import Playback
 from ..transport.router import HTTPRequest, Router
 from . import io as cassette_io
 from .calls import ReplayedCall, live_call, played_whole, replayed_outcome
+from .claims import Origins
 from .ledger import RunLedger
 from .matching import MATCH_ON_DEFAULT, VCRPY_MATCH_ON, Index
 from .miss import CassetteMiss, cassette_miss
@@ -146,7 +144,7 @@ class CassetteSession:
         self._held = Gate()  # MCP's standalone GET streams wait here until the test ends
         self._served = 0
         self._requests = 0
-        self._recorded_origins = {_origin(i.request.url) for i in self.interactions}
+        self._origins = Origins(i.request.url for i in self.interactions)
 
     def _live_form(self, request: HTTPRequest) -> RecordedRequest | None:
         """A live request as it is matched: in cassette form, filtered and scrubbed
@@ -209,7 +207,7 @@ class CassetteSession:
         """Whether the cassette answers ``request``: a match, or (in replay) a miss to
         report. Requests left to go out live are numbered here, in the order they are
         sent, which is the order they are written in."""
-        if not self.recording and self._elsewhere(request.method, request.url):
+        if not self.recording and self._origins.elsewhere(request.method, request.url):
             return False  # another local service: left to the egress rules (loopback)
         recorded = self._live_form(request)
         if recorded is None:
@@ -220,7 +218,11 @@ class CassetteSession:
         again = index is None and self.replaying and self._reconnect(request, recorded)
         if again:
             index = self.index.peek_consumed(recorded)[0]
-        if index is None and not self.recording and not self._is_miss(request.method, request.url):
+        if (
+            index is None
+            and not self.recording
+            and not self._origins.is_miss(request.method, request.url)
+        ):
             return False  # not the cassette's business: left to the egress rules
         with self._lock:
             call = self._requests
@@ -279,31 +281,6 @@ class CassetteSession:
     def _offer_again(self, recorded: RecordedRequest, index: int) -> None:
         with self._lock:
             self._again.setdefault(self.index.key(recorded), deque()).append(index)
-
-    def _is_miss(self, method: str, url: str) -> bool:
-        """In replay, an unmatched model call (a provider endpoint on any host, a test
-        server on loopback too) or request to a host this cassette recorded is a miss,
-        reported with a diagnosis; anything else is left to the egress rules."""
-        if detect(method, urlsplit(url).path) is not None:
-            return True
-        host, port = _origin(url)
-        if resolves_to_loopback(host):
-            return (host, port) in self._recorded_origins
-        return any(host == recorded for recorded, _ in self._recorded_origins)
-
-    def _elsewhere(self, method: str, url: str) -> bool:
-        """Whether ``url`` is a loopback port this cassette never recorded, and not a
-        model call: another local service, which replay leaves alone.
-
-        Matching ignores the port (a fake provider on a fresh port each run still
-        replays), but on loopback the port tells services apart: a cassette that
-        recorded an MCP server on ``127.0.0.1:51111`` claimed every request to
-        127.0.0.1, and a local service on another port was answered from it or failed
-        as a miss, where without a cassette it passes (issue 31)."""
-        host, port = _origin(url)
-        if (host, port) in self._recorded_origins or not resolves_to_loopback(host):
-            return False
-        return detect(method, urlsplit(url).path) is None
 
     def respond(self, request: HTTPRequest) -> Playback:
         """Play the interaction claimed for ``request`` — failed by the fault injected at
@@ -368,7 +345,7 @@ class CassetteSession:
         matched scrubbed, exactly as an httpx request), now played and logged as a
         call; ``None`` when none is left, or this mode does not replay."""
         here = self.replaying and (
-            self.recording or not self._elsewhere(request.method, request.url)
+            self.recording or not self._origins.elsewhere(request.method, request.url)
         )
         matched = self._matched_form(request) if here else None
         index = None if matched is None else self._take(matched)
@@ -385,9 +362,9 @@ class CassetteSession:
         """The miss report for a request (unscrubbed) that another client bridge —
         vcrpy, for requests / urllib3 / aiohttp — cannot play back in replay; ``None``
         when vcrpy's filters skip it or it is not the cassette's business (another
-        loopback port: :meth:`_is_miss`), left to the egress rules as in :meth:`claims`."""
+        loopback port: :mod:`.claims`), left to the egress rules as in :meth:`claims`."""
         matched = self._matched_form(request)
-        if matched is None or not self._is_miss(request.method, request.url):
+        if matched is None or not self._origins.is_miss(request.method, request.url):
             return None  # not the cassette's business: vcrpy lets it go, to the egress rules
         return self._miss(matched)
 
@@ -506,17 +483,6 @@ class CassetteSession:
             replace_old=self.record_mode == "rewrite",
             ledger=self.ledger,
         )
-
-
-def _origin(url: str) -> tuple[str, int | None]:
-    """A URL's host (lower-cased) and port (the scheme's default filled in)."""
-    parts = urlsplit(url)
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    default = {"http": 80, "https": 443}.get(parts.scheme.lower())
-    return (parts.hostname or "").lower(), port if port is not None else default
 
 
 def _as_stopped(interaction: Interaction) -> Interaction:
