@@ -73,7 +73,7 @@ def test_recorded_port_misses(client):
 
 
 class _Status(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:
         body = json.dumps({"from": "live service"}).encode()
         self.send_response(200)
         self.send_header("content-type", "application/json")

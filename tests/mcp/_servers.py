@@ -33,17 +33,20 @@ def shout(text: str) -> str:
     return text.upper()
 '''
 
-STDIO_SCRIPT = TOOLS_SOURCE + '''
+STDIO_SCRIPT = (
+    TOOLS_SOURCE
+    + """
 
 if __name__ == "__main__":
     server.run("stdio")
-'''
+"""
+)
 
 
 def tools_server() -> Any:
     """A fresh two-tool ``MCPServer`` (``add`` and ``shout``)."""
     namespace: dict[str, Any] = {}
-    exec(compile(TOOLS_SOURCE, "<mcp tools>", "exec"), namespace)  # noqa: S102 - our own source
+    exec(compile(TOOLS_SOURCE, "<mcp tools>", "exec"), namespace)
     return namespace["server"]
 
 
@@ -62,9 +65,7 @@ def http_server(
     import uvicorn
 
     port = port or free_port()
-    app = tools_server().streamable_http_app(
-        stateless_http=stateless, json_response=json_response
-    )
+    app = tools_server().streamable_http_app(stateless_http=stateless, json_response=json_response)
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
