@@ -216,6 +216,18 @@ class Index:
             self._mark(key, index)
         return index
 
+    def play(self, index: int) -> bool:
+        """Mark recorded interaction ``index`` played by someone else (a stdio server's
+        replayer, in its own process); ``False`` if it was played already."""
+        key = self.keys[index]
+        with self._lock:
+            queue = self._queues.get(key)
+            if not queue or index not in queue:
+                return False
+            queue.remove(index)
+            self._mark(key, index)
+        return True
+
     def peek_consumed(self, request: RecordedRequest) -> list[int]:
         """The indexes with ``request``'s key that were already played, in play order."""
         key = self.key(request)

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ..cassettes.session import CassetteSession
     from ..cassettes.vcr_filters import VcrFilters
     from ..fakes.fake_model import FakeModel
+    from ..mcp.stdio_swap import StandIn
     from ..transport.router import Router
     from .settings import TestSettings
 
@@ -82,6 +83,7 @@ def cassette_scope(request: pytest.FixtureRequest, router: Router) -> Iterator[A
         yield state.handle
         return
     from ..cassettes.handle import AgentReplay
+    from ..mcp.stdio_swap import standing_in
 
     run = RunState.of(item.config)
     session = _open_cassette(item, run, router)
@@ -93,17 +95,46 @@ def cassette_scope(request: pytest.FixtureRequest, router: Router) -> Iterator[A
     router.recorder = session.recorder()
     router.block = not session.recording
     handle = state.handle = AgentReplay(session, router)
+    swap = _stdio_servers(session)
+    state.stdio.append(swap)
     try:
-        with _non_httpx_clients(run, session, router):
+        with _non_httpx_clients(run, session, router), standing_in(swap):
             yield handle
     finally:
         state.handle = None
         router.remove(session)
         router.recorder = None
+        state.stdio.remove(swap)
+        _take_stdio(session, swap)
         _close_cassette(item, run, session, router)
         # Strict mode has read it (in the call phase); the item lives until the run
         # ends, and must not keep every test's cassette in memory until then.
         state.sessions.remove(session)
+
+
+def _stdio_servers(session: CassetteSession) -> StandIn:
+    """The stand-in for the stdio MCP servers the test's frameworks spawn
+    (:mod:`..mcp.stdio_swap`): replayed from the cassette, or recorded into it."""
+    from ..mcp.stdio_swap import StandIn
+
+    return StandIn(
+        session.path,
+        session.interactions,
+        replaying=session.replaying,
+        recording=session.recording,
+        rerecord=session.router.hint or "",
+    )
+
+
+def _take_stdio(session: CassetteSession, swap: StandIn) -> None:
+    """What the stdio servers did, into the session: recorded exchanges to write,
+    replayed ones counted as played (strict mode), misses failing the test."""
+    recorded, played, misses = swap.collect()
+    for interaction in recorded:
+        session.add_recorded(interaction)
+    for number in played:
+        session.index.play(number)
+    session.answered_misses.extend(m for m in misses if m not in session.answered_misses)
 
 
 def fake_model(request: pytest.FixtureRequest, router: Router, name: str) -> FakeModel:

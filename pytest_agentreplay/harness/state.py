@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ..cassettes.ledger import RunLedger
     from ..cassettes.session import CassetteSession
     from ..fakes.fake_model import FakeModel
+    from ..mcp.stdio_swap import StandIn
     from ..redact.scrubber import Scrubber
     from ..transport.router import Router
     from .report import CassetteUse
@@ -179,6 +180,9 @@ class TestState:
     handle: AgentReplay | None = None
     sessions: list[CassetteSession] = field(default_factory=list)
     """The cassette sessions open in this test."""
+    stdio: list[StandIn] = field(default_factory=list)
+    """The stand-ins for the stdio MCP servers of the open cassettes (their misses
+    fail the test)."""
     fakes: list[FakeModel] = field(default_factory=list)
     uses: list[CassetteUse] = field(default_factory=list)
     """What the test did with its cassettes, for the summary (sent on under xdist)."""
@@ -206,6 +210,7 @@ class TestState:
             found.extend(fake.problems)
         found.extend(self._unplayed())
         found.extend(miss for s in self.sessions for miss in s.answered_misses)
+        found.extend(miss for swap in self.stdio for miss in swap.misses())
         return found
 
     def _unplayed(self) -> list[str]:
