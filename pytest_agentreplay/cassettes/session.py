@@ -105,6 +105,9 @@ class CassetteSession:
     writes nothing for a failed test, not even a new cassette."""
     calls: list[ReplayedCall] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    settle: Callable[[], None] | None = None
+    """Brings in what was played elsewhere (a stdio MCP server's replayer, in its own
+    process) before :attr:`unplayed` is read."""
     answered_misses: list[str] = field(default_factory=list)
     """Miss reports of JSON-RPC requests, answered with a JSON-RPC error rather than
     raised (:mod:`..mcp.miss`): the test fails with them after its body."""
@@ -180,6 +183,8 @@ class CassetteSession:
     @property
     def unplayed(self) -> list[int]:
         """Indexes of recorded interactions this test did not play."""
+        if self.settle is not None:
+            self.settle()
         return self.index.unplayed() if self.replaying else []
 
     def recorder(self) -> LiveRecorder | None:

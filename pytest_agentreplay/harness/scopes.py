@@ -8,13 +8,14 @@ second request joins the scope already open, which is closed by whoever opened i
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING
 
 import pytest
 
-from .state import RunState, TestState
+from .state import RunState, TestState, sync_stdio
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -96,7 +97,8 @@ def cassette_scope(request: pytest.FixtureRequest, router: Router) -> Iterator[A
     router.block = not session.recording
     handle = state.handle = AgentReplay(session, router)
     swap = _stdio_servers(session)
-    state.stdio.append(swap)
+    state.stdio.append((session, swap))
+    session.settle = functools.partial(sync_stdio, session, swap)
     try:
         with _non_httpx_clients(run, session, router), standing_in(swap):
             yield handle
@@ -104,8 +106,11 @@ def cassette_scope(request: pytest.FixtureRequest, router: Router) -> Iterator[A
         state.handle = None
         router.remove(session)
         router.recorder = None
-        state.stdio.remove(swap)
-        _take_stdio(session, swap)
+        state.stdio.remove((session, swap))
+        sync_stdio(session, swap)
+        for interaction in swap.recorded():
+            session.add_recorded(interaction)
+        swap.close()
         _close_cassette(item, run, session, router)
         # Strict mode has read it (in the call phase); the item lives until the run
         # ends, and must not keep every test's cassette in memory until then.
@@ -124,17 +129,6 @@ def _stdio_servers(session: CassetteSession) -> StandIn:
         recording=session.recording,
         rerecord=session.router.hint or "",
     )
-
-
-def _take_stdio(session: CassetteSession, swap: StandIn) -> None:
-    """What the stdio servers did, into the session: recorded exchanges to write,
-    replayed ones counted as played (strict mode), misses failing the test."""
-    recorded, played, misses = swap.collect()
-    for interaction in recorded:
-        session.add_recorded(interaction)
-    for number in played:
-        session.index.play(number)
-    session.answered_misses.extend(m for m in misses if m not in session.answered_misses)
 
 
 def fake_model(request: pytest.FixtureRequest, router: Router, name: str) -> FakeModel:

@@ -31,7 +31,18 @@ if TYPE_CHECKING:
     from ..transport.router import Router
     from .report import CassetteUse
 
-__all__ = ["LEDGER_KEY", "RUN_STATE", "TEST_STATE", "RunState", "TestState"]
+__all__ = ["LEDGER_KEY", "RUN_STATE", "TEST_STATE", "RunState", "TestState", "sync_stdio"]
+
+
+def sync_stdio(session: CassetteSession, swap: StandIn) -> None:
+    """What the test's stdio MCP replayers did, into its cassette session: the
+    interactions they played count as played (strict mode), their misses fail the test
+    (:mod:`..mcp.stdio_swap`)."""
+    played, misses = swap.news()
+    for number in played:
+        session.index.play(number)
+    session.answered_misses.extend(misses)
+
 
 RUN_STATE: pytest.StashKey[RunState] = pytest.StashKey()
 """Where ``config.stash`` keeps the session's :class:`RunState`."""
@@ -180,7 +191,7 @@ class TestState:
     handle: AgentReplay | None = None
     sessions: list[CassetteSession] = field(default_factory=list)
     """The cassette sessions open in this test."""
-    stdio: list[StandIn] = field(default_factory=list)
+    stdio: list[tuple[CassetteSession, StandIn]] = field(default_factory=list)
     """The stand-ins for the stdio MCP servers of the open cassettes (their misses
     fail the test)."""
     fakes: list[FakeModel] = field(default_factory=list)
@@ -208,9 +219,10 @@ class TestState:
         for fake in self.fakes:
             fake.close_open_calls()
             found.extend(fake.problems)
+        for session, swap in self.stdio:
+            sync_stdio(session, swap)
         found.extend(self._unplayed())
         found.extend(miss for s in self.sessions for miss in s.answered_misses)
-        found.extend(miss for swap in self.stdio for miss in swap.misses())
         return found
 
     def _unplayed(self) -> list[str]:

@@ -44,8 +44,9 @@ _PYTHONS = ("python", "python3", "pythonw", "py")
 
 
 def _short(arg: str) -> str:
-    """An argument as the key holds it: a path by its file name, anything else as is."""
-    if os.sep in arg or (os.altsep and os.altsep in arg):
+    """An argument as the key holds it: an absolute path by its file name, anything
+    else as is (``@scope/server``, a package name, is not a path)."""
+    if os.path.isabs(arg):
         return os.path.basename(arg.rstrip("/\\")) or arg
     return arg
 
@@ -53,7 +54,7 @@ def _short(arg: str) -> str:
 def command_key(command: str, args: Sequence[str] = ()) -> str:
     """The key a stdio server is recorded and replayed by: ``python calc_server.py``.
 
-    Paths become file names, and any Python interpreter (``/venv/bin/python3.11``) is
+    Absolute paths become file names, and any Python interpreter (``/venv/bin/python3.11``) is
     ``python``: the recording made on one machine replays on another."""
     program = _short(command)
     if program.lower().startswith(_PYTHONS) and not program.lower().endswith(".py"):

@@ -36,17 +36,23 @@ __all__ = ["Exchanges", "main", "relay"]
 
 @dataclass
 class _Open:
+    number: int
+    """Its place among the client's messages: exchanges are stored in sending order."""
     message: dict[str, Any]
     events: list[RecordedEvent] = field(default_factory=list)
+    sent: float = field(default_factory=time.monotonic)
+    """When the client sent it: an event's ``t`` counts from here, as over HTTP."""
 
 
 class Exchanges:
     """Pairs the lines of the two directions into interactions, handed to ``emit``."""
 
-    def __init__(self, key: str, emit: Callable[[Interaction], None]) -> None:
+    def __init__(self, key: str, emit: Callable[[int, Interaction], None]) -> None:
         self.key = key
         self.emit = emit
-        self.started = time.monotonic()
+        """``emit(number, interaction)``: ``number`` orders the exchanges as the client
+        sent them (a response may be noted after the next message was sent)."""
+        self._sent = 0
         self._open: dict[tuple[type, Any], _Open] = {}
         self._last: _Open | None = None
         self._lock = threading.Lock()
@@ -56,11 +62,13 @@ class Exchanges:
         value = jsonrpc.messages_of(line)
         if not isinstance(value, dict) or jsonrpc.kind(value) == "response":
             return  # a batch or an answer to a server's request: passed on, not kept
-        if jsonrpc.kind(value) == "notification":
-            self.emit(exchange(self.key, value, None, end="complete"))
-            return
         with self._lock:
-            self._last = self._open[(type(value["id"]), value["id"])] = _Open(value)
+            number = self._sent
+            self._sent += 1
+            if jsonrpc.kind(value) == "request":
+                self._last = self._open[(type(value["id"]), value["id"])] = _Open(number, value)
+                return
+        self.emit(number, exchange(self.key, value, None, end="complete"))
 
     def server(self, line: bytes) -> None:
         """A line the server wrote: kept with the request it answers, or with the
@@ -69,15 +77,17 @@ class Exchanges:
         value = jsonrpc.messages_of(line)
         if value is None:
             return
-        event = RecordedEvent(data=text, event="message", t=self._t())
+        now = time.monotonic()
         with self._lock:
             answered = self._answered(value)
             target = answered or self._last
             if target is None:
                 return
-            target.events.append(event)
+            t = round(now - target.sent, 6)
+            target.events.append(RecordedEvent(data=text, event="message", t=t))
         if answered is not None:
-            self.emit(exchange(self.key, answered.message, answered.events, end="complete"))
+            whole = exchange(self.key, answered.message, answered.events, end="complete")
+            self.emit(answered.number, whole)
 
     def _answered(self, value: Any) -> _Open | None:
         """The open request ``value`` is the response to, now closed."""
@@ -93,10 +103,7 @@ class Exchanges:
         with self._lock:
             left, self._open, self._last = list(self._open.values()), {}, None
         for item in left:
-            self.emit(exchange(self.key, item.message, item.events, end="cut"))
-
-    def _t(self) -> float:
-        return round(time.monotonic() - self.started, 6)
+            self.emit(item.number, exchange(self.key, item.message, item.events, end="cut"))
 
 
 def _pump(source: IO[bytes], sink: IO[bytes], note: Callable[[bytes], None]) -> None:
@@ -140,14 +147,16 @@ def relay(
             child.terminate()
 
 
-def _jsonl_writer(path: str) -> Callable[[Interaction], None]:
-    """Append each interaction to ``path`` as one JSON line, flushed."""
+def _jsonl_writer(path: str) -> Callable[[int, Interaction], None]:
+    """Append each interaction to ``path`` as one JSON line, flushed:
+    ``{"n": number, "interaction": ...}``."""
     out = open(path, "a", encoding="utf-8")  # noqa: SIM115 - open for the process's life
     lock = threading.Lock()
 
-    def emit(interaction: Interaction) -> None:
+    def emit(number: int, interaction: Interaction) -> None:
+        line = json.dumps({"n": number, "interaction": interaction.to_data()}, ensure_ascii=False)
         with lock:
-            out.write(json.dumps(interaction.to_data(), ensure_ascii=False) + "\n")
+            out.write(line + "\n")
             out.flush()
 
     return emit

@@ -38,7 +38,7 @@ from ..transport.import_hook import when_imported
 from .errors import StdioServerNotRecorded
 from .stdio_form import command_key, key_of
 
-__all__ = ["StandIn", "install", "stand_in", "standing_in"]
+__all__ = ["StandIn", "install", "recorded_in", "stand_in", "standing_in"]
 
 _lock = threading.Lock()
 _active: list[StandIn] = []
@@ -58,12 +58,14 @@ class StandIn:
     ) -> None:
         self.cassette = cassette
         keys = (key_of(i.request.url) for i in interactions)
-        self.recorded = {k for k in keys if k is not None}
+        self.servers = {k for k in keys if k is not None}
+        """The command keys of the stdio servers the cassette recorded."""
         self.replaying = replaying
         self.recording = recording
         self.rerecord = rerecord
         self._folder: Path | None = None  # made at the first spawn: most tests spawn none
         self._count = 0
+        self._read: dict[Path, int] = {}
 
     @property
     def folder(self) -> Path:
@@ -80,7 +82,7 @@ class StandIn:
         with _lock:
             self._count += 1
             number = self._count
-        if self.replaying and key in self.recorded:
+        if self.replaying and key in self.servers:
             report = self.folder / f"played-{number}.jsonl"
             return [sys.executable, "-m", "pytest_agentreplay.mcp.stdio_replay",
                     str(self.cassette), "--key", key, "--report", str(report)]  # fmt: skip
@@ -88,45 +90,56 @@ class StandIn:
             out = self.folder / f"recorded-{number}.jsonl"
             return [sys.executable, "-m", "pytest_agentreplay.mcp.stdio_record",
                     "--jsonl", str(out), "--key", key, "--", command, *args]  # fmt: skip
-        known = "; ".join(sorted(self.recorded)) or "none"
+        known = "; ".join(sorted(self.servers)) or "none"
         raise StdioServerNotRecorded(
             f"the stdio MCP server {key!r} is not in cassette {self.cassette} (stdio "
             f"servers recorded there: {known}); in replay it is not started. "
             + (self.rerecord or "Record it with --agentreplay-record-mode=new_episodes.")
         )
 
-    def misses(self) -> list[str]:
-        """The miss reports of the replayers so far (the test fails with them)."""
-        return [str(e["miss"]) for e in self._reports() if "miss" in e]
-
-    def _reports(self) -> list[dict[str, Any]]:
-        entries: list[dict[str, Any]] = []
-        if self._folder is None:
-            return entries
-        for path in sorted(self.folder.glob("played-*.jsonl"), key=_number):
-            lines = path.read_text("utf-8").splitlines()
-            entries += [json.loads(line) for line in lines if line.strip()]
-        return entries
-
-    def collect(self) -> tuple[list[Interaction], list[int], list[str]]:
-        """What the servers spawned in this test did: the interactions recorded, the
-        recorded interactions played (their numbers in the cassette), and the miss
-        reports; the working files are removed."""
-        recorded: list[Interaction] = []
+    def news(self) -> tuple[list[int], list[str]]:
+        """What the replayers did since the last call: the recorded interactions they
+        played (numbers in the cassette) and their miss reports."""
         played: list[int] = []
         misses: list[str] = []
-        if self._folder is None:
-            return recorded, played, misses
-        for path in sorted(self.folder.glob("recorded-*.jsonl"), key=_number):
-            lines = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line]
-            recorded += from_data({"version": 1, "interactions": lines}).interactions
-        for entry in self._reports():
-            if "played" in entry:
-                played.append(int(entry["played"]))
-            else:
-                misses.append(str(entry["miss"]))
-        shutil.rmtree(self.folder, ignore_errors=True)
-        return recorded, played, misses
+        folder = self._folder
+        if folder is None:
+            return played, misses
+        for path in sorted(folder.glob("played-*.jsonl"), key=_number):
+            lines = path.read_text("utf-8").splitlines()
+            with _lock:
+                seen, self._read[path] = self._read.get(path, 0), len(lines)
+            for line in lines[seen:]:
+                entry = json.loads(line)
+                if "played" in entry:
+                    played.append(int(entry["played"]))
+                else:
+                    misses.append(str(entry["miss"]))
+        return played, misses
+
+    def recorded(self) -> list[Interaction]:
+        """The exchanges the recording proxies kept, server by server."""
+        folder = self._folder
+        if folder is None:
+            return []
+        found: list[Interaction] = []
+        for path in sorted(folder.glob("recorded-*.jsonl"), key=_number):
+            found += recorded_in(path)
+        return found
+
+    def close(self) -> None:
+        """Remove the working files."""
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+
+
+def recorded_in(path: Path) -> list[Interaction]:
+    """The exchanges a recording proxy wrote to ``path``, in the order the client sent
+    them (checked as a cassette file is)."""
+    lines = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+    lines.sort(key=lambda entry: int(entry["n"]))
+    data = {"version": 1, "interactions": [entry["interaction"] for entry in lines]}
+    return from_data(data, path=str(path)).interactions
 
 
 def _number(path: Path) -> int:
