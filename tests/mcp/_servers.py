@@ -33,6 +33,24 @@ def shout(text: str) -> str:
     return text.upper()
 '''
 
+WORDS_SCRIPT = '''
+from mcp.server import MCPServer
+
+server = MCPServer("words")
+
+
+@server.tool()
+def backwards(text: str) -> str:
+    """The text backwards."""
+    return text[::-1]
+
+
+if __name__ == "__main__":
+    server.run("stdio")
+'''
+"""A second stdio server, with a tool of its own (an agent with two servers needs two
+tool names)."""
+
 STDIO_SCRIPT = (
     TOOLS_SOURCE
     + """
@@ -81,8 +99,9 @@ def http_server(
         thread.join()
 
 
-def stdio_script(folder: Path) -> list[str]:
-    """Write the stdio server script into ``folder``; the command that runs it."""
-    script = folder / "calc_server.py"
-    script.write_text(STDIO_SCRIPT)
+def stdio_script(folder: Path, *, words: bool = False) -> list[str]:
+    """Write a stdio server script into ``folder`` (the calculator, or the words server
+    with ``backwards``); the command that runs it."""
+    script = folder / ("words_server.py" if words else "calc_server.py")
+    script.write_text(WORDS_SCRIPT if words else STDIO_SCRIPT)
     return [sys.executable, str(script)]
