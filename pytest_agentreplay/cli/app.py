@@ -1,6 +1,6 @@
 """The ``agentreplay`` command: its subcommands assembled, and one run of it.
 
-``agentreplay inspect | lint | fold | redact | convert | diff | serve``; ``agentreplay
+``agentreplay inspect | lint | fold | redact | convert | diff | serve | mcp``; ``agentreplay
 COMMAND --help`` describes each. Each subcommand is whole in the module of its name
 (``inspect.py``, ``serve.py``...): ``configure(parser)`` gives its description, epilog
 and options, ``run(args, output)`` does the work. This module only lists them, with
@@ -40,6 +40,7 @@ COMMANDS: dict[str, str] = {
     "convert": "convert a cassette to agentreplay or vcrpy format",
     "diff": "a semantic diff of two cassettes (for reviewing a re-recording)",
     "serve": "serve cassettes on a loopback HTTP port, to any process (and record through)",
+    "mcp": "record a stdio MCP server into a cassette (a proxy), and replay it",
 }
 """Each subcommand, in the order ``agentreplay --help`` lists them, with its summary;
 its module is ``pytest_agentreplay.cli.<name>``."""

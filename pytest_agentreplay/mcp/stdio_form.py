@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
 from ..cassettes.model import Interaction, RecordedRequest, RecordedResponse
+from ..redact.rules import SECRET_BODY_KEYS, normalize_key
 
 if TYPE_CHECKING:
     from ..cassettes.model import RecordedEvent
@@ -41,6 +42,31 @@ __all__ = [
 
 SCHEME = "stdio"
 _PYTHONS = ("python", "python3", "pythonw", "py")
+REDACTED = "REDACTED"
+_SECRET_ENDINGS = ("token", "key", "secret", "password")
+
+
+def _secret_flag(arg: str) -> bool:
+    """``--api-key``, ``--token``, ``-password``: a flag whose value is a credential."""
+    if not arg.startswith("-"):
+        return False
+    name = normalize_key(arg.lstrip("-"))
+    return name in {normalize_key(k) for k in SECRET_BODY_KEYS} or name.endswith(_SECRET_ENDINGS)
+
+
+def _scrubbed(args: Sequence[str]) -> list[str]:
+    """``args`` with the value of each credential flag (``--token X``,
+    ``--api-key=X``) replaced: a command key is stored in the cassette."""
+    out: list[str] = []
+    for arg in args:
+        name, equals, _value = arg.partition("=")
+        if out and _secret_flag(out[-1]) and "=" not in out[-1]:
+            out.append(REDACTED)
+        elif equals and _secret_flag(name):
+            out.append(f"{name}={REDACTED}")
+        else:
+            out.append(arg)
+    return out
 
 
 def _short(arg: str) -> str:
@@ -54,12 +80,14 @@ def _short(arg: str) -> str:
 def command_key(command: str, args: Sequence[str] = ()) -> str:
     """The key a stdio server is recorded and replayed by: ``python calc_server.py``.
 
-    Absolute paths become file names, and any Python interpreter (``/venv/bin/python3.11``) is
-    ``python``: the recording made on one machine replays on another."""
+    Absolute paths become file names, and any Python interpreter
+    (``/venv/bin/python3.11``) is ``python``: the recording made on one machine replays
+    on another. The value of a credential flag (``--token``, ``--api-key=``) is
+    ``REDACTED``: the key is stored in the cassette."""
     program = _short(command)
     if program.lower().startswith(_PYTHONS) and not program.lower().endswith(".py"):
         program = "python"
-    return shlex.join([program, *(_short(a) for a in args)])
+    return shlex.join([program, *(_short(a) for a in _scrubbed(args))])
 
 
 def stdio_url(key: str) -> str:

@@ -133,6 +133,10 @@ def test_command_keys_drop_where_a_server_lives() -> None:
         "python calc_server.py --port 1"
     )
     assert command_key("npx", ["-y", "@scope/server"]) == "npx -y @scope/server"
+    secret = ["srv", "--api-key", "sk-live-1", "--token=t0k", "--max-tokens", "5"]
+    assert command_key("node", secret) == (
+        "node srv --api-key REDACTED --token=REDACTED --max-tokens 5"
+    )
 
 
 def _line(message: dict[str, object]) -> bytes:
