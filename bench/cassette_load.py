@@ -35,7 +35,7 @@ from typing import Any
 import yaml
 
 from pytest_agentreplay.cassettes import io as cassette
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Cassette,
     Interaction,
     RecordedEvent,

@@ -35,7 +35,7 @@ CHILD = textwrap.dedent(
     """
     import json, os, sys, time
     from pathlib import Path
-    from pytest_agentreplay.cassettes.model import (
+    from pytest_agentreplay.cassettes.cassette import (
         Interaction, RecordedEvent, RecordedRequest, RecordedResponse)
     from pytest_agentreplay.cassettes.write import write_recorded
     from pytest_agentreplay.redact import Scrubber

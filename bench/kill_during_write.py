@@ -31,20 +31,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_agentreplay.cassettes.io import load, save
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Cassette,
     Interaction,
     RecordedRequest,
     RecordedResponse,
 )
+from pytest_agentreplay.cassettes.io import load, save
 
 CHILD = textwrap.dedent(
     """
     import json, sys, time
     from pathlib import Path
-    from pytest_agentreplay.cassettes.model import Interaction, RecordedRequest
-    from pytest_agentreplay.cassettes.wire import response_from_wire
+    from pytest_agentreplay.cassettes.cassette import Interaction, RecordedRequest
+    from pytest_agentreplay.cassettes.from_wire import response_from_wire
     from pytest_agentreplay.cassettes.write import write_recorded
     from pytest_agentreplay.redact import Scrubber
 

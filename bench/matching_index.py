@@ -31,8 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pytest_agentreplay.cassettes.cassette import RecordedRequest
 from pytest_agentreplay.cassettes.matching import Index, explain_miss, normalize_body
-from pytest_agentreplay.cassettes.model import RecordedRequest
 
 URL = "https://api.anthropic.com/v1/messages"
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import httpx2
 
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Interaction,
     RecordedEvent,
     RecordedRequest,
@@ -37,7 +37,7 @@ from pytest_agentreplay.cassettes.model import (
 from pytest_agentreplay.cassettes.replay import playback_for
 from pytest_agentreplay.transport.answer import Plan
 from pytest_agentreplay.transport.delivery import Delivery
-from pytest_agentreplay.transport.patch import Family
+from pytest_agentreplay.transport.family import Family
 
 DELTA = '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}'
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_agentreplay.cassettes import io as cassette_io
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Cassette,
     Interaction,
     RecordedEvent,

@@ -24,7 +24,7 @@ import pytest
 from agent import SessionConfig
 
 from pytest_agentreplay import FakeModel, Fault, Reply, invariants
-from pytest_agentreplay.cassettes.model import Interaction
+from pytest_agentreplay.cassettes.cassette import Interaction
 from pytest_agentreplay.runlog import RunLog
 from pytest_agentreplay.snapshot import AgentReplaySnapshotExtension
 

@@ -18,11 +18,11 @@ if TYPE_CHECKING:
     from . import runlog as runlog
     from . import snapshot as snapshot
     from . import strategies as strategies
-    from .cassettes.miss import CassetteMiss
+    from .cassettes.errors import CassetteMiss
     from .errors import AgentReplayError, CodecError, SSEDecodeError, SSEEncodeError
+    from .fakes.errors import UnexpectedModelCall
     from .fakes.fake_model import FakeModel
-    from .fakes.script import UnexpectedModelCall
-    from .model import (
+    from .neutral import (
         Citation,
         Fault,
         FaultPlan,
@@ -36,8 +36,8 @@ if TYPE_CHECKING:
         ToolCall,
         Usage,
     )
-    from .transport.children import NetworkNamespaceUnavailable, no_network
-    from .transport.egress import EgressBlocked
+    from .transport.children import no_network
+    from .transport.errors import EgressBlocked, NetworkNamespaceUnavailable
 
 __all__ = [
     "AgentReplayError",
@@ -73,12 +73,12 @@ if not TYPE_CHECKING:  # type checkers read the imports above
         __name__,
         {
             ".errors": ("AgentReplayError", "CodecError", "SSEDecodeError", "SSEEncodeError"),
-            ".transport.egress": ("EgressBlocked",),
-            ".transport.children": ("NetworkNamespaceUnavailable", "no_network"),
-            ".cassettes.miss": ("CassetteMiss",),
+            ".transport.errors": ("EgressBlocked", "NetworkNamespaceUnavailable"),
+            ".transport.children": ("no_network",),
+            ".cassettes.errors": ("CassetteMiss",),
             ".fakes.fake_model": ("FakeModel",),
-            ".fakes.script": ("UnexpectedModelCall",),
-            ".model": (
+            ".fakes.errors": ("UnexpectedModelCall",),
+            ".neutral": (
                 "Citation",
                 "Fault",
                 "FaultPlan",

@@ -16,6 +16,7 @@ __all__ = [
     "CodecError",
     "SSEDecodeError",
     "SSEEncodeError",
+    "TooDeepError",
     "field_path",
 ]
 
@@ -125,3 +126,10 @@ class CassetteFormatError(AgentReplayError, ValueError):
 
 def _rebuild(problem: str, state: dict[str, Any]) -> CassetteFormatError:
     return CassetteFormatError(problem, **state)
+
+
+class TooDeepError(ValueError):
+    """JSON text nests deeper than ``limit`` levels (:data:`~.jsonparse.MAX_DEPTH`)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"JSON nests deeper than {limit} levels")

@@ -5,7 +5,7 @@ raised ``RecursionError``, which ``inspect``, ``lint``, ``fold`` and ``diff`` re
 as an internal error (issue 27), and a value that parsed at 900 levels still broke
 every recursive walk after it (scrubbing, diffs, folding). Here the nesting is bounded
 at :data:`MAX_DEPTH`, the cassette writer's own limit: deeper text is a
-:class:`TooDeepError`, a ``ValueError`` like any other text that is not JSON, which
+:class:`~.errors.TooDeepError`, a ``ValueError`` like any other text that is not JSON, which
 every caller already handles.
 
 Counting brackets is two C-speed scans, so the common text (fewer brackets than the
@@ -20,20 +20,15 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "TooDeepError", "depth", "loads"]
+from .errors import TooDeepError
+
+__all__ = ["MAX_DEPTH", "depth", "loads"]
 
 MAX_DEPTH = 100
 """Levels of arrays and objects a parsed value may nest (the cassette writer's limit)."""
 
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 _TOKENS_B = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
-
-
-class TooDeepError(ValueError):
-    """JSON text nests deeper than :data:`MAX_DEPTH` levels."""
-
-    def __init__(self, limit: int = MAX_DEPTH) -> None:
-        super().__init__(f"JSON nests deeper than {limit} levels")
 
 
 def depth(text: str | bytes, stop: int = MAX_DEPTH) -> int:
@@ -63,10 +58,10 @@ def depth(text: str | bytes, stop: int = MAX_DEPTH) -> int:
 
 def loads(text: str | bytes, **kwargs: Any) -> Any:
     """``json.loads(text, **kwargs)``, refusing nesting beyond :data:`MAX_DEPTH` with a
-    :class:`TooDeepError` (a ``ValueError``), never a ``RecursionError``."""
+    :class:`~.errors.TooDeepError` (a ``ValueError``), never a ``RecursionError``."""
     if depth(text) > MAX_DEPTH:
-        raise TooDeepError
+        raise TooDeepError(MAX_DEPTH)
     try:
         return json.loads(text, **kwargs)
     except RecursionError:  # a deep stack already: the limit could not be reached
-        raise TooDeepError from None
+        raise TooDeepError(MAX_DEPTH) from None

@@ -47,12 +47,12 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
     accept_recording_hook(config)
-    from .harness import vcr_fixture
+    from .harness import vcrpy
 
     if _pytest_recording(config):  # its own vcr in its tests, ours in ours
-        config.pluginmanager.register(vcr_fixture.VcrBesidePytestRecording(), "agentreplay-vcr")
+        config.pluginmanager.register(vcrpy.VcrBesidePytestRecording(), "agentreplay-vcr")
     else:
-        config.pluginmanager.register(vcr_fixture.VcrFixture(), "agentreplay-vcr")
+        config.pluginmanager.register(vcrpy.VcrFixture(), "agentreplay-vcr")
     RunState.start(config)
     # Only when xdist distributes: hooks run for every test of every suite, and a plain
     # run has no use for these (a makereport wrapper and a logreport, six calls a test).
@@ -200,7 +200,7 @@ def interrupting_model(request: pytest.FixtureRequest, _agentreplay_router: Rout
 def failing_model(request: pytest.FixtureRequest, _agentreplay_router: Router) -> FakeModel:
     """A fake model failing every call with a provider 500
     (``failing_model.fail_with(Fault.http(401))`` to change the fault)."""
-    from .model import Fault
+    from .neutral import Fault
 
     return fake_model(request, _agentreplay_router, "failing_model").fail_with(Fault.http(500))
 
@@ -208,7 +208,7 @@ def failing_model(request: pytest.FixtureRequest, _agentreplay_router: Router) -
 @pytest.fixture
 def model_server(
     request: pytest.FixtureRequest, _agentreplay_router: Router
-) -> Iterator[FakeServer]:
+) -> Iterator[FakeServer[FakeModel]]:
     """The test's fake model served on a real loopback HTTP port, for child processes:
     ``model_server.url`` (or ``model_server.env``) goes into their ``ANTHROPIC_BASE_URL``
     / ``OPENAI_BASE_URL``. The same fake as ``scripted_model`` and the others; closed

@@ -6,7 +6,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from pytest_agentreplay.model import (
+from pytest_agentreplay.neutral import (
     Citation,
     Reply,
     SearchResult,

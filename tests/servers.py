@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pytest_agentreplay import sse
-from pytest_agentreplay.model import Reply
+from pytest_agentreplay.neutral import Reply
 from pytest_agentreplay.providers import codec_for, detect
 from pytest_agentreplay.providers.base import IdFactory, RenderContext, json_data
 

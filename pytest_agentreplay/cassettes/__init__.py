@@ -17,9 +17,9 @@ from .._lazy import lazy_exports
 if TYPE_CHECKING:
     from ..errors import CassetteFormatError
     from .build import from_replies
-    from .checks import CassetteValueError
+    from .cassette import Cassette, Interaction, RecordedEvent, RecordedRequest, RecordedResponse
+    from .errors import CassetteValueError
     from .io import detect_format, dumps, from_data, load, loads, locked, save
-    from .model import Cassette, Interaction, RecordedEvent, RecordedRequest, RecordedResponse
 
 __all__ = [
     "Cassette",
@@ -45,9 +45,9 @@ if not TYPE_CHECKING:  # type checkers read the imports above
         {
             "..errors": ("CassetteFormatError",),
             ".build": ("from_replies",),
-            ".checks": ("CassetteValueError",),
+            ".errors": ("CassetteValueError",),
             ".io": ("detect_format", "dumps", "from_data", "load", "loads", "locked", "save"),
-            ".model": (
+            ".cassette": (
                 "Cassette",
                 "Interaction",
                 "RecordedEvent",

@@ -19,7 +19,6 @@ workers recording the same cassette) with ``fcntl.flock`` on a sibling
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import stat
 import tempfile
@@ -29,27 +28,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from .errors import NotAFileError
+
 fcntl: Any
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows
     fcntl = None
 
-__all__ = ["NotAFileError", "atomic_write", "atomic_writer", "locked", "temp_prefix"]
+__all__ = ["atomic_write", "atomic_writer", "locked", "temp_prefix"]
 
 _STALE_AFTER = 600.0  # without flock: seconds before a dead process's temp file is swept
 _umask_lock = threading.Lock()
-
-
-class NotAFileError(OSError):
-    """The target is a device, a named pipe, a socket or a directory: replacing it would
-    put a regular file in its place (issue 27: ``convert -o`` through a link to
-    ``/dev/zero`` replaced the device node, run as root)."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(
-            errno.EEXIST, "it is not a regular file, and a write would replace it", str(path)
-        )
 
 
 def temp_prefix(target: Path) -> str:

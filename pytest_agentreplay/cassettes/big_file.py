@@ -18,12 +18,13 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from .checks import CassetteValueError
+from .cassette import Cassette, RecordedEvent, cassette_from_data
+from .errors import CassetteValueError
 from .fields import looks_canonical
-from .model import Cassette, RecordedEvent, cassette_from_data
 from .reading import MAX_FILE_BYTES
-from .yaml.emit import UnstorableError, iter_interactions
-from .yaml.fast import NotCanonicalError, read_canonical_file
+from .yaml.emit import iter_interactions
+from .yaml.errors import NotCanonicalError, UnstorableError
+from .yaml.fast import read_canonical_file
 
 __all__ = ["STREAMED_FROM", "load_big"]
 

@@ -1,6 +1,6 @@
 """A cassette built from replies, without a server or a recording session.
 
-:func:`from_replies` renders each :class:`~..model.Reply` the way the provider
+:func:`from_replies` renders each :class:`~..neutral.Reply` the way the provider
 would have sent it (its SSE events, or its JSON body) with the provider codec a
 fake model uses, and pairs it with the request the agent sends. Issue 20: this
 took six imports, ``RenderContext`` among them; now it is one call.
@@ -12,11 +12,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..model import Provider, Reply, Request
+from ..neutral import Provider, Reply, Request
 from ..providers import IdFactory, RenderContext, codec_for, target
 from ..providers.catalog import facts
+from .cassette import Cassette, Interaction, RecordedEvent, RecordedRequest, RecordedResponse
 from .io import save
-from .model import Cassette, Interaction, RecordedEvent, RecordedRequest, RecordedResponse
 
 __all__ = ["from_replies"]
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from .. import jsonparse
 from ..urls import bare_url
-from .model import Interaction
+from .cassette import Interaction
 
 __all__ = ["ReplayedCall", "ends_in_error", "live_call", "played_whole", "replayed_outcome"]
 

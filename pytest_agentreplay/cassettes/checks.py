@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
-from ..errors import AgentReplayError, field_path
+from .errors import CassetteValueError
 from .fields import STREAM_ENDS, json_problem, kind_of, normalize_headers
 
 __all__ = [
@@ -49,23 +49,6 @@ _T = TypeVar("_T")
 
 LINE_BREAK = "holds a line break (or NUL) that an SSE field cannot carry"
 _trusted: ContextVar[bool] = ContextVar("json_trusted", default=False)
-
-
-class CassetteValueError(AgentReplayError, ValueError):
-    """A cassette value is wrong: ``loc`` is the path of the field (``("events", 3,
-    "data")``), ``problem`` what is wrong with it. Neither quotes the value."""
-
-    def __init__(self, problem: str, loc: Loc = ()) -> None:
-        self.problem = problem
-        self.loc = loc
-        super().__init__(f"{field_path(loc)}: {problem}" if loc else problem)
-
-    def within(self, *outer: str | int) -> CassetteValueError:
-        """The same error, its path prefixed with ``outer`` (where the object sits)."""
-        return CassetteValueError(self.problem, (*outer, *self.loc))
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.problem, self.loc))
 
 
 def wrong(value: Any, expected: str, *loc: str | int) -> CassetteValueError:

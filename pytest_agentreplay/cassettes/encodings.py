@@ -22,24 +22,14 @@ import zlib
 from collections.abc import Callable
 from typing import Any, Protocol
 
-__all__ = ["MAX_DECODED", "BodyDecoder", "ContentDecodingError", "codings", "decode"]
+from .errors import ContentDecodingError
+
+__all__ = ["MAX_DECODED", "BodyDecoder", "codings", "decode"]
 
 MAX_DECODED = 64 * 1024 * 1024
 """Largest body a compressed body may expand to (a gzip bomb is refused)."""
 
 KNOWN = ("gzip", "deflate", "br", "zstd")
-
-
-class ContentDecodingError(ValueError):
-    """A body the plugin cannot decode: ``coding`` (``br``, ``x-custom``) and why.
-
-    ``too_large`` marks a body that would expand beyond the limit (a bomb)."""
-
-    def __init__(self, coding: str, reason: str, *, too_large: bool = False) -> None:
-        self.coding = coding
-        self.reason = reason
-        self.too_large = too_large
-        super().__init__(f"content-encoding {coding!r}: {reason}")
 
 
 def codings(header: str) -> list[str]:

@@ -19,7 +19,8 @@ from typing import Any, Literal, Protocol, get_args
 
 from ..sse import SSEEvent
 from ..transport.encode import StoredEvent
-from .encodings import MAX_DECODED, ContentDecodingError, codings, decode
+from .encodings import MAX_DECODED, codings, decode
+from .errors import ContentDecodingError
 
 __all__ = [
     "CASSETTE_VERSION",
@@ -83,7 +84,7 @@ _PLAIN_LEAVES = frozenset(_JSON_LEAVES)
 
 
 class TimedEvent(StoredEvent, Protocol):
-    """An SSE event as stored (:class:`~.model.RecordedEvent`): what the transport plays
+    """An SSE event as stored (:class:`~.cassette.RecordedEvent`): what the transport plays
     (:class:`~..transport.encode.StoredEvent`) and its arrival time, which the writer
     keeps."""
 
@@ -105,7 +106,7 @@ class StoredBody(Protocol):
 
 
 class StoredRequest(StoredBody, Protocol):
-    """A request as stored (:class:`~.model.RecordedRequest`)."""
+    """A request as stored (:class:`~.cassette.RecordedRequest`)."""
 
     @property
     def method(self) -> str: ...
@@ -114,7 +115,7 @@ class StoredRequest(StoredBody, Protocol):
 
 
 class StoredResponse(StoredBody, Protocol):
-    """A response as stored (:class:`~.model.RecordedResponse`)."""
+    """A response as stored (:class:`~.cassette.RecordedResponse`)."""
 
     @property
     def status(self) -> int: ...
@@ -129,7 +130,7 @@ class StoredResponse(StoredBody, Protocol):
 
 
 class StoredInteraction(Protocol):
-    """A request and its response (:class:`~.model.Interaction`)."""
+    """A request and its response (:class:`~.cassette.Interaction`)."""
 
     @property
     def request(self) -> StoredRequest: ...
@@ -138,7 +139,7 @@ class StoredInteraction(Protocol):
 
 
 class StoredCassette(Protocol):
-    """A whole cassette (:class:`~.model.Cassette`)."""
+    """A whole cassette (:class:`~.cassette.Cassette`)."""
 
     @property
     def version(self) -> int: ...

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 
 from ..transport.router import Router
 from .calls import ReplayedCall
-from .model import Interaction
+from .cassette import Interaction
 from .session import CassetteSession
 
 if TYPE_CHECKING:
-    from ..model import Fault
+    from ..neutral import Fault
     from ..redact.scrubber import Scrubber
 
 __all__ = ["AgentReplay"]
@@ -21,13 +21,13 @@ class AgentReplay:
     """The per-test cassette handle.
 
     ``path`` and ``record_mode`` say which cassette and how; ``interactions`` are
-    the recorded ones loaded from it (the :class:`~.model.Interaction` objects replay
+    the recorded ones loaded from it (the :class:`~.cassette.Interaction` objects replay
     plays); ``calls`` the
     requests this test made so far (answered from the cassette, or live and
     recorded); ``recorded`` the new interactions; ``unplayed`` the indexes of
     recorded interactions not played yet; ``live_calls`` / ``blocked`` are the egress
     ledger; ``scrubber`` is what this session writes cassettes with. ``inject`` makes
-    a replayed call fail with a :class:`~..model.Fault` instead of playing as recorded.
+    a replayed call fail with a :class:`~..neutral.Fault` instead of playing as recorded.
     """
 
     def __init__(self, session: CassetteSession, router: Router) -> None:

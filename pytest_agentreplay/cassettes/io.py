@@ -35,23 +35,24 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .. import jsonparse
-from ..errors import CassetteFormatError, field_path
+from ..errors import CassetteFormatError, TooDeepError, field_path
 from ..redact.scrubber import Scrubber as DefaultRules
 from . import atomic as _files
 from .big_file import load_big
-from .checks import CassetteValueError
+from .cassette import Cassette, cassette_from_data
+from .errors import CassetteValueError
 from .fields import CASSETTE_VERSION, looks_canonical
 from .formats.detect import Format, detect_data, detect_text
+from .formats.errors import ShapeError
 from .formats.http_snapshot import from_http_snapshot
 from .formats.raw_sse import from_raw_sse
-from .formats.shape import ShapeError
 from .formats.vcrpy import from_vcr_data, vcr_versioned
-from .model import Cassette, cassette_from_data
 from .normal import normalized
 from .reading import read_file
 from .verify import verify_file
-from .yaml.emit import UnstorableError, dump_cassette, dump_interactions, iter_interactions
-from .yaml.fast import NotCanonicalError, read_canonical
+from .yaml.emit import dump_cassette, dump_interactions, iter_interactions
+from .yaml.errors import NotCanonicalError, UnstorableError
+from .yaml.fast import read_canonical
 
 __all__ = [
     "CassetteFormatError",
@@ -145,9 +146,9 @@ def _load_yaml(text: str, path: str) -> Any:
 
 def _locate(text: str, loc: tuple[str | int, ...]) -> tuple[int, int] | None:
     """Line and column of the field at ``loc`` in the YAML ``text``, if it is there."""
-    from .yaml.load import locate  # noqa: PLC0415 - see above
+    from .yaml.nodes import NodeLocator  # noqa: PLC0415 - see above
 
-    return locate(text, loc)
+    return NodeLocator(text).position(loc)
 
 
 def _fast(text: str) -> Cassette | None:
@@ -233,7 +234,7 @@ def _from_json(text: str, path: str) -> Any:
         raise CassetteFormatError(
             f"not valid JSON: {exc.msg}", path=path, line=exc.lineno, column=exc.colno
         ) from None
-    except jsonparse.TooDeepError as exc:
+    except TooDeepError as exc:
         raise CassetteFormatError(str(exc), path=path) from None
     except ValueError:  # not a JSONDecodeError: an integer Python refuses to read
         raise _long_integer(text, path) from None

@@ -1,7 +1,7 @@
 """Key parts: what of a request each built-in matcher compares, and the body as matched.
 
 A key part is a small hashable value computed from a
-:class:`~.model.RecordedRequest`. Two requests match when every part
+:class:`~.cassette.RecordedRequest`. Two requests match when every part
 named in ``match_on`` is equal, so each part normalizes away the differences that
 do not change what the server answers: host case, default ports, query order,
 JSON key order, whitespace, ``1.0`` vs ``1``, and per-provider body noise
@@ -28,7 +28,7 @@ from ..providers.catalog import BODY_NOISE
 from .multipart import multipart_parts
 
 if TYPE_CHECKING:
-    from .model import RecordedRequest
+    from .cassette import RecordedRequest
 
 __all__ = [
     "BODY_NOISE",

@@ -42,7 +42,7 @@ Built-in parts (:data:`MATCHERS`):
 ``raw_body``
     the body bytes exactly.
 
-A custom part is any function of the :class:`~.model.RecordedRequest`
+A custom part is any function of the :class:`~.cassette.RecordedRequest`
 returning a hashable value (see :data:`Matcher`, :func:`header`,
 :func:`body_without`, :func:`body_with`). ``match_on=("method", "path")`` is positional replay:
 requests are answered in recorded order whatever their bodies.
@@ -59,6 +59,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentReplayError
 from ..jsondiff import Mask, json_diff, render, similarity, string_pair
+from .errors import MatchOnError
+from .formats import vcrpy
 from .match_parts import (
     BUILTIN_PARTS,
     BodyMatcher,
@@ -72,7 +74,7 @@ from .match_parts import (
 from .modes import RECORD_MODES
 
 if TYPE_CHECKING:
-    from .model import RecordedRequest
+    from .cassette import RecordedRequest
 
 __all__ = [
     "MATCHERS",
@@ -92,9 +94,9 @@ __all__ = [
 ]
 
 MATCH_ON_DEFAULT: tuple[str, ...] = ("method", "host", "path", "body")
-VCRPY_MATCH_ON: tuple[str, ...] = ("method", "scheme", "host", "path", "query")
-"""The default for a vcrpy / pytest-recording cassette: vcrpy's own default (method and
-URI, no body), in recorded order; the port is ignored here as everywhere."""
+VCRPY_MATCH_ON = vcrpy.MATCH_ON
+"""The default for a vcrpy / pytest-recording cassette (vcrpy's home keeps it:
+:data:`~.formats.vcrpy.format.MATCH_ON`)."""
 MATCHERS: dict[str, Matcher] = {name: part.key for name, part in BUILTIN_PARTS.items()}
 """The built-in key parts by name (see the module docs)."""
 
@@ -102,11 +104,6 @@ RANKED = 50
 """A miss report compares the bodies of at most this many candidates (bounded work)."""
 
 Key = tuple[Hashable, ...]
-
-
-class MatchOnError(AgentReplayError, ValueError):
-    """``match_on`` names an unknown part, or a custom matcher failed or returned an
-    unhashable value."""
 
 
 def _identity(text: str) -> str:

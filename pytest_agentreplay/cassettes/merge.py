@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..redact.scrubber import Scrubber
 from . import io as cassette_io
-from .model import Cassette, Interaction
+from .cassette import Cassette, Interaction
 from .normal import without_events
 
 __all__ = ["fingerprint", "order_blocks"]

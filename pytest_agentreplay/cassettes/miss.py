@@ -13,21 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from ..transport.egress import EgressBlocked
+from .cassette import RecordedRequest
+from .errors import CassetteMiss
 from .matching import Index, explain_miss
-from .model import RecordedRequest
 
 __all__ = ["CassetteMiss", "cassette_miss", "renaming_hint"]
 
 _RECORD_ONCE = "pytest --agentreplay-record-mode=once"
-
-
-class CassetteMiss(EgressBlocked):
-    """A request matched no recorded interaction and may not go out live.
-
-    Like :class:`~..transport.egress.EgressBlocked` (its base) it is a ``BaseException``,
-    so SDK retry loops cannot turn it into a vague connection error.
-    """
 
 
 def cassette_miss(

@@ -15,8 +15,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .checks import CassetteValueError, each, inside, keys
-from .model import Cassette, Interaction, RecordedEvent, RecordedResponse
+from .cassette import Cassette, Interaction, RecordedEvent, RecordedResponse
+from .checks import each, inside, keys
+from .errors import CassetteValueError
 
 __all__ = ["EventCheck", "normalized", "same", "same_data", "without_events"]
 

@@ -17,9 +17,9 @@ import os
 import stat
 from typing import BinaryIO
 
-from ..errors import CassetteFormatError
+from .errors import UnreadableFileError
 
-__all__ = ["MAX_FILE_BYTES", "UnreadableFileError", "is_regular_file", "read_file"]
+__all__ = ["MAX_FILE_BYTES", "is_regular_file", "read_file"]
 
 MAX_FILE_BYTES = 1 << 30
 """Bytes: a cassette file larger than this is not read (1 GiB, sixteen times the
@@ -35,13 +35,6 @@ _KINDS = (
 _PIECE = 1 << 20  # bytes read at a time once the file's size is passed
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 _FLAGS |= getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
-class UnreadableFileError(CassetteFormatError):
-    """The path is not a file that can be read as a cassette (see the message)."""
-
-    def __init__(self, problem: str, *, path: str | os.PathLike[str]) -> None:
-        super().__init__(problem, path=os.fspath(path), hint="")
 
 
 def _kind(mode: int) -> str | None:

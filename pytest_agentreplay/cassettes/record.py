@@ -6,7 +6,7 @@ which returns the same response with its body passed through a
 an SSE body is decoded event by event with each event's arrival time (seconds
 since the request was sent); any other body is kept whole. When the body ends —
 normally, cut, timed out, hung up on, or interrupted — the sink builds one
-:class:`~.model.Interaction` recording how it ended, and hands it to the
+:class:`~.cassette.Interaction` recording how it ended, and hands it to the
 cassette session. Nothing is buffered on the client's side, and a stream that
 never ends is still delivered.
 """
@@ -22,13 +22,14 @@ from ..mcp import jsonrpc
 from ..providers import detect
 from ..providers.catalog import final_event
 from ..sse import SSEDecoder
-from ..transport.patch import Family
+from ..transport.family import Family
 from ..transport.router import HTTPRequest
 from ..transport.tee import Tee
-from .encodings import BodyDecoder, ContentDecodingError, codings
+from .cassette import Interaction, RecordedEvent, RecordedRequest, RecordedResponse
+from .encodings import BodyDecoder, codings
+from .errors import ContentDecodingError
 from .fields import STREAM_ENDS, normalize_headers, tail
-from .model import Interaction, RecordedEvent, RecordedRequest, RecordedResponse
-from .wire import request_from_wire, response_from_wire
+from .from_wire import request_from_wire, response_from_wire
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",

@@ -6,7 +6,7 @@ re-chunked by the chunking policy, and ending the way the recording ended (a cut
 connection is cut again, a timeout times out). A fault injected with
 ``agentreplay.inject(...)`` replaces the recorded ending, exactly as the same
 fault would on a fake model. :func:`recorded_reply` is the other way to play a
-recording: the :class:`~..model.Reply` a recorded response holds, for a fake to
+recording: the :class:`~..neutral.Reply` a recorded response holds, for a fake to
 render again (the non-streaming twin of a stream, a run log's reply).
 """
 
@@ -28,15 +28,15 @@ from ..transport.answer import (
     for_stream,
     for_timeout,
 )
-from ..transport.egress import EgressBlocked
 from ..transport.playback import Playback
+from .errors import IncompleteRecordingError
 from .fields import decode_content
 
 if TYPE_CHECKING:  # pydantic models; a recording played as it came loads neither
-    from ..model import Fault
-    from .model import Interaction, RecordedEvent, RecordedResponse
+    from ..neutral import Fault
+    from .cassette import Interaction, RecordedEvent, RecordedResponse
 
-__all__ = ["REPLAY_FAULTS", "IncompleteRecordingError", "playback_for", "recorded_reply"]
+__all__ = ["REPLAY_FAULTS", "playback_for", "recorded_reply"]
 
 REPLAY_FAULTS = frozenset({"http", "cut", "timeout", "error_event", "empty"})
 """Fault kinds a replayed call can be failed with (``stall`` needs a fake model's
@@ -47,15 +47,6 @@ _SKIP_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encod
 # the connection fails the way it failed (a hang-up or an interrupted recording
 # has no ending of its own: the client sees the connection drop).
 _RECORDED_FAULT = {"cut": "cut", "timeout": "timeout", "cancelled": "cut", "incomplete": "cut"}
-
-
-class IncompleteRecordingError(EgressBlocked):
-    """The recording was interrupted (Ctrl-C) before its body ended.
-
-    A ``BaseException`` (through :class:`~..transport.egress.EgressBlocked`), like a cassette
-    miss: SDK retry loops catch ``Exception`` and would turn it into a vague
-    connection error after retries, when the test should fail at once.
-    """
 
 
 def _headers(response: RecordedResponse) -> list[tuple[str, str]]:
@@ -103,7 +94,7 @@ def playback_for(
 
 
 def _empty_reply(codec: Codec, response: RecordedResponse, plan: Plan) -> Playback:
-    from ..model import Reply  # noqa: PLC0415 - see the imports
+    from ..neutral import Reply  # noqa: PLC0415 - see the imports
 
     return for_reply(codec, Reply(parts=[]), RenderContext(), plan, streaming=response.is_stream)
 
@@ -123,7 +114,7 @@ def _stream_playback(
     ``fault`` replaces the ending. Only a fault needs the provider's codec: a stream
     replayed as it came loads none."""
     if fault is None and response.end in _RECORDED_FAULT:
-        from ..model import Fault  # noqa: PLC0415 - see the imports
+        from ..neutral import Fault  # noqa: PLC0415 - see the imports
 
         fault = Fault(kind=_RECORDED_FAULT[response.end], after_events=len(events))
     framing = Framing(

@@ -43,21 +43,23 @@ from ..transport.playback import Playback
 from ..transport.router import HTTPRequest, Router
 from . import io as cassette_io
 from .calls import ReplayedCall, live_call, played_whole, replayed_outcome
+from .cassette import Interaction, RecordedRequest
 from .claims import Origins
+from .errors import CassetteMiss, CassetteWriteError
+from .formats import vcrpy
+from .from_wire import request_from_wire
 from .ledger import RunLedger
-from .matching import MATCH_ON_DEFAULT, VCRPY_MATCH_ON, Index
-from .miss import CassetteMiss, cassette_miss
-from .model import Interaction, RecordedRequest
+from .matching import MATCH_ON_DEFAULT, Index
+from .miss import cassette_miss
 from .modes import RECORDING_MODES, REPLAYING_MODES
 from .record import DEFAULT_MAX_BODY_BYTES, UNNUMBERED, LiveRecorder
 from .replay import REPLAY_FAULTS, playback_for
-from .wire import request_from_wire
-from .write import CassetteWriteError, WriteResult, write_recorded
+from .write import WriteResult, write_recorded
 
 if TYPE_CHECKING:
-    from ..model import Fault
+    from ..neutral import Fault
     from ..redact.scrubber import Scrubber
-    from .vcr_filters import VcrFilters
+    from .formats.vcrpy import VcrFilters
 
 __all__ = ["CassetteSession"]
 
@@ -97,7 +99,8 @@ class CassetteSession:
     """pytest-recording's file for the test's default cassette, there under that name
     while this cassette is not: a miss names it (:func:`.miss.renaming_hint`)."""
     filters: VcrFilters | None = None
-    """vcrpy's ``filter_*`` / ``before_record_*`` / ``ignore_*`` options (:mod:`.vcr_filters`)."""
+    """vcrpy's ``filter_*`` / ``before_record_*`` / ``ignore_*`` options
+    (:mod:`.formats.vcrpy.filters`)."""
     repeats: bool = False
     """vcrpy's ``allow_playback_repeats``: a request plays its first match, played or not."""
     record_on_exception: bool | None = None
@@ -127,7 +130,7 @@ class CassetteSession:
         self.interactions: list[Interaction] = [] if loaded is None else loaded.interactions
         match_on = self.match_on
         if match_on is None and source == "vcrpy":
-            match_on = VCRPY_MATCH_ON  # "loads unchanged" means "matches the same" (issue 20)
+            match_on = vcrpy.MATCH_ON  # "loads unchanged" means "matches the same" (issue 20)
         if self.more_match_on:
             match_on = _more(MATCH_ON_DEFAULT if match_on is None else match_on, self.more_match_on)
         self.index = Index([], **({} if match_on is None else {"match_on": match_on}))

@@ -16,9 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import CassetteFormatError
-from .model import Cassette
+from .cassette import Cassette
 from .normal import EventCheck, same, same_data
-from .yaml.fast import NotCanonicalError, scan_canonical_file
+from .yaml.errors import NotCanonicalError
+from .yaml.fast import scan_canonical_file
 
 __all__ = ["LIBYAML_UP_TO", "verify_file"]
 

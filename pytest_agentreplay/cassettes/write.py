@@ -14,18 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import AgentReplayError
 from ..redact.scrubber import Scrubber
 from . import io as cassette_io
+from .cassette import Cassette, Interaction
 from .ledger import RunLedger
 from .merge import fingerprint
-from .model import Cassette, Interaction
 
-__all__ = ["CassetteWriteError", "WriteResult", "write_recorded"]
-
-
-class CassetteWriteError(AgentReplayError):
-    """A recording could not be written (see the message for what and why)."""
+__all__ = ["WriteResult", "write_recorded"]
 
 
 @dataclass

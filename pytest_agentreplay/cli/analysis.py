@@ -16,15 +16,16 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .. import jsonparse
+from ..cassettes.cassette import Cassette, Interaction, RecordedEvent, RecordedResponse
+from ..cassettes.errors import UnreadableFileError
 from ..cassettes.formats.detect import Format
 from ..cassettes.io import CassetteFormatError, detect_format, loads
-from ..cassettes.model import Cassette, Interaction, RecordedEvent, RecordedResponse
-from ..cassettes.reading import UnreadableFileError, read_file
+from ..cassettes.reading import read_file
 from ..errors import AgentReplayError
-from ..model import Provider, Reply, Request
+from ..neutral import Provider, Reply, Request
 from ..providers import codec_for, detect, target
 from ..providers.base import Codec, Folded
-from .common import CLIError
+from .errors import CLIError
 
 __all__ = [
     "Source",

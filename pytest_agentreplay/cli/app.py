@@ -27,7 +27,8 @@ from collections.abc import Collection, Sequence
 from typing import Protocol, cast
 
 from .._version import __version__
-from .common import EXIT_ERROR, CLIError, Output, OutputError
+from .common import EXIT_ERROR, Output
+from .errors import CLIError, OutputError
 from .options import HelpFormatter, exit_codes
 
 __all__ = ["COMMANDS", "build_parser", "main"]

@@ -1,4 +1,4 @@
-"""What every ``agentreplay`` subcommand shares: the error type, exit codes, output, file walks.
+"""What every ``agentreplay`` subcommand shares: exit codes, output, file walks.
 
 Standard library only, so that ``agentreplay --help`` (which imports this module
 through :mod:`.app`) stays fast; the subcommands import the cassette machinery
@@ -16,16 +16,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
+from .errors import CLIError, OutputError
+
 __all__ = [
     "CASSETTE_SUFFIXES",
     "EXIT_ERROR",
     "EXIT_FINDINGS",
     "EXIT_OK",
-    "CLIError",
     "Output",
-    "OutputError",
     "cassette_files",
-    "one_line",
     "reading",
 ]
 
@@ -36,37 +35,6 @@ EXIT_ERROR = 2
 CASSETTE_SUFFIXES = (".yaml", ".yml", ".json", ".sse", ".sse.txt", ".sse.bin")
 """File names a folder walk picks up: YAML cassettes (ours, vcrpy / pytest-recording),
 ``http-snapshot`` JSON, and bare event-stream bodies (SDK fixtures)."""
-
-
-def one_line(text: str) -> str:
-    """``text`` with its line breaks folded into ``; `` (error messages are one line)."""
-    parts = [part.strip() for part in text.splitlines()]
-    return "; ".join(part for part in parts if part)
-
-
-class CLIError(Exception):
-    """Bad input: reported as ``agentreplay: <file>: <reason>`` and exit code 2.
-
-    ``path`` is ``None`` when the reason already names the file (a cassette format
-    error reads ``file:line:column: ...``) or no file is involved.
-    """
-
-    def __init__(self, path: str | os.PathLike[str] | None, reason: str) -> None:
-        self.path = None if path is None else os.fspath(path)
-        self.reason = one_line(reason)
-        super().__init__(self.message)
-
-    @property
-    def message(self) -> str:
-        return f"{self.path}: {self.reason}" if self.path else self.reason
-
-
-class OutputError(Exception):
-    """Standard output refused a write (a full disk it is redirected to): ``reason``."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 class Output:

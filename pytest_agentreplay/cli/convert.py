@@ -15,17 +15,20 @@ import os
 from pathlib import Path
 
 from ..cassettes import atomic as _files
+from ..cassettes.cassette import Cassette, RecordedResponse
 from ..cassettes.fields import decode_content
+from ..cassettes.formats.detect import foreign_file
 from ..cassettes.formats.vcrpy import response_bytes, vcr_text
 from ..cassettes.io import dumps, locked, save
-from ..cassettes.model import Cassette, RecordedResponse
 from ..cassettes.reading import is_regular_file
-from ..redact.scrubber import Scrubber, SecretLeakError
-from ..transport.playback import reason_phrase
+from ..cassettes.yaml.comments import comment_lines
+from ..redact.errors import SecretLeakError
+from ..redact.scrubber import Scrubber
 from .analysis import Source, read_source
-from .common import EXIT_FINDINGS, EXIT_OK, CLIError, Output, reading, write_failed
+from .common import EXIT_FINDINGS, EXIT_OK, Output, reading, write_failed
+from .errors import CLIError
 from .options import FORMATS, exit_codes
-from .raw_file import comment_lines, raw_document, raw_responses
+from .raw_file import raw_document, raw_responses
 from .redact import add_scrub_options, build_scrubber, changes, leak_reason, summary
 
 __all__ = ["configure", "losses", "run"]
@@ -123,30 +126,22 @@ def _raw_losses(source: Source) -> list[str]:
             f"the exact bytes of {_plural(len(reshaped), 'body', 'bodies')} (JSON is stored parsed "
             "and sent compactly; content-encoding decoded)"
         )
-    out.extend(_vcr_header_losses(source))
+    out.extend(_reshaped_losses(source))
     return out
 
 
-def _vcr_header_losses(source: Source) -> list[str]:
-    document = raw_document(source)
-    items = document.get("interactions") if isinstance(document, dict) else document
-    repeated = phrases = 0
-    for item in items if isinstance(items, list) else ():
-        for side in ("request", "response"):
-            part = item.get(side) if isinstance(item, dict) else None
-            headers = part.get("headers") if isinstance(part, dict) else None
-            if isinstance(headers, dict):
-                repeated += sum(1 for v in headers.values() if isinstance(v, list) and len(v) > 1)
-        status = item.get("response", {}).get("status") if isinstance(item, dict) else None
-        if isinstance(status, dict) and status.get("message") != reason_phrase(
-            status.get("code", 0)
-        ):
-            phrases += 1
+def _reshaped_losses(source: Source) -> list[str]:
+    """What reading the file reshaped, as its format's home counts it."""
+    home = foreign_file(source.format)
+    if home is None:
+        return []
+    reshaped = home.reshaped(raw_document(source))
     out = []
-    if repeated:
-        out.append(f"{_plural(repeated, 'repeated header')} (values joined with ', ')")
-    if phrases:
-        out.append(f"{_plural(phrases, 'non-standard status reason phrase')}")
+    if reshaped.repeated_headers:
+        repeated = _plural(reshaped.repeated_headers, "repeated header")
+        out.append(f"{repeated} (values joined with ', ')")
+    if reshaped.reason_phrases:
+        out.append(_plural(reshaped.reason_phrases, "non-standard status reason phrase"))
     return out
 
 

@@ -9,7 +9,8 @@ from typing import Any
 
 from ..redact.scrubber import default_scrubber
 from .analysis import Source, View, read_source, selected, views
-from .common import EXIT_OK, CLIError, Output, reading
+from .common import EXIT_OK, Output, reading
+from .errors import CLIError
 from .options import FORMATS, add_interaction, exit_codes
 
 __all__ = ["configure", "run"]

@@ -6,8 +6,8 @@ import argparse
 import json
 from typing import Any
 
-from ..cassettes.model import RecordedEvent, RecordedRequest
-from ..model import Reply, Request, Text, Thinking, ToolCall, ToolResult, Usage
+from ..cassettes.cassette import RecordedEvent, RecordedRequest
+from ..neutral import Reply, Request, Text, Thinking, ToolCall, ToolResult, Usage
 from ..redact.scrubber import default_scrubber
 from .analysis import View, error_summary, event_label, read_source, selected, timings
 from .analysis import type_counts as _type_counts

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..cassettes.unplayed import last_run_unplayed
+from ..cassettes.yaml.nodes import NodeLocator
 from ..redact.scrubber import Scrubber
 from .analysis import Source
-from .raw_file import Locator, encoded_as, parse_field_path, raw_responses, source_loc
+from .raw_file import encoded_as, parse_field_path, raw_responses, source_loc
 from .redact import changes
 
 __all__ = [
@@ -75,7 +76,7 @@ class LintContext:
     def __init__(self, source: Source, scrubber: Scrubber) -> None:
         self.source = source
         self.scrubber = scrubber
-        self.locator = Locator(source.text)
+        self.locator = NodeLocator(source.text)
         self.found: list[Finding] = []
 
     def add(self, check: str, message: str, index: int | None = None, *rest: str | int) -> None:
@@ -97,9 +98,15 @@ class LintContext:
             )
         )
 
+    def position(self, loc: tuple[str | int, ...]) -> tuple[int, int] | None:
+        """Line and column of a field path in the file (header names in any case)."""
+        return self.locator.position(loc, any_case=True)
+
     def _where(self, index: int, rest: tuple[str | int, ...]) -> tuple[int, int] | None:
         if self.source.format != "raw-sse":
-            return self.locator.find(source_loc(self.source.format, index, *rest))
+            return self.locator.position(
+                source_loc(self.source.format, index, *rest), any_case=True
+            )
         tail = self.source.cassette.interactions[index].response.tail
         if "tail" in rest and tail and self.source.text.endswith(tail):
             return self.source.text[: -len(tail)].count("\n") + 1, 1
@@ -177,7 +184,7 @@ def check_unscrubbed(ctx: LintContext) -> None:
         if change.action != "redacted":
             continue
         parts = parse_field_path(change.where) or ()
-        where = ctx.locator.find(parts) if parts else None
+        where = ctx.position(parts) if parts else None
         detail = f" ({change.detail})" if change.detail else ""
         ctx.found.append(
             Finding(
@@ -195,11 +202,11 @@ def check_unscrubbed(ctx: LintContext) -> None:
 def check_secrets(path: Path, text: str, scrubber: Scrubber, fmt: str) -> list[Finding]:
     """``secret``: key-shaped strings in the file's text, located, never shown (run on
     the text, so a file that does not load is scanned too)."""
-    locator = Locator(text) if fmt != "raw-sse" else None
+    locator = NodeLocator(text) if fmt != "raw-sse" else None
     found = []
     for hit in scrubber.scan(text):
         parts = parse_field_path(hit.where)
-        where = locator.find(parts) if locator is not None and parts else None
+        where = locator.position(parts, any_case=True) if locator is not None and parts else None
         line = where[0] if where else _line_of(hit.where)
         found.append(
             Finding(
@@ -220,7 +227,11 @@ def check_hidden_secrets(ctx: LintContext) -> None:
     assembles it from its deltas (a key split across events)."""
     for hit in ctx.scrubber.scan_cassette(ctx.source.cassette):
         parts = parse_field_path(hit.where)
-        where = ctx.locator.find(parts) if parts and ctx.source.format != "raw-sse" else None
+        where = (
+            ctx.locator.position(parts, any_case=True)
+            if parts and ctx.source.format != "raw-sse"
+            else None
+        )
         ctx.found.append(
             Finding(
                 str(ctx.source.path),

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .. import sse
+from ..cassettes.cassette import RecordedEvent
 from ..cassettes.fields import looks_like_sse
-from ..cassettes.model import RecordedEvent
 from ..providers.catalog import CATALOG, ProviderFacts
 from .analysis import View, event_label, views
 from .lint_checks import LintContext

@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from ..cassettes import io as cassette_io
-from ..cassettes.model import Interaction
+from ..cassettes.cassette import Interaction
 from ..cassettes.write import write_recorded
 from ..mcp.stdio_form import command_key
 from ..mcp.stdio_record import Exchanges, relay
 from ..mcp.stdio_replay import StdioReplayer, servers
 from ..redact.scrubber import default_scrubber
-from .common import EXIT_ERROR, EXIT_OK, CLIError, Output, reading
+from .common import EXIT_ERROR, EXIT_OK, Output, reading
+from .errors import CLIError
 from .options import exit_codes
 
 __all__ = ["configure", "run"]

@@ -1,33 +1,28 @@
-"""A cassette file as written: its raw document, line numbers, YAML comments, stored headers.
+"""A cassette file as written: its raw document, its stored responses, where our fields are.
 
 The cassette loader turns every format into our model and drops what a replayer
 recomputes (``content-length``, a decoded body's ``content-encoding``). ``lint``
-and ``convert`` also need the file as it is: which line a field is on, what a
-vcrpy replay would send, whether there are YAML comments a rewrite would lose.
+and ``convert`` also need the file as it is: where a field is, what the other
+tool's replay would send. The home of each foreign format knows its own layout
+(:func:`~..cassettes.formats.detect.foreign_file`); this module asks it.
 """
 
 from __future__ import annotations
 
-import bisect
-import json
 import re
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 from .. import jsonparse
-from ..cassettes.formats.detect import Format
+from ..cassettes.formats.detect import Format, foreign_file
 from ..cassettes.io import CassetteFormatError
-from ..cassettes.yaml.load import CassetteLoader, load_yaml
+from ..cassettes.yaml.load import load_yaml
 from .analysis import Source
 
 __all__ = [
-    "Locator",
     "RawResponse",
-    "comment_lines",
     "parse_field_path",
     "raw_document",
     "raw_responses",
@@ -36,22 +31,14 @@ __all__ = [
 
 Loc = tuple[str | int, ...]
 
-_COMMENT = re.compile(r"(?:^|(?<=[ \t]))#", re.MULTILINE)
 _FIELD_PART = re.compile(r"\[(\d+)\]|\.?([^.\[\]]+)")
-# Our field names → the source format's, for the parts of a path that differ.
-_VCR_NAMES = {"url": "uri", "events": "body", "json": "parsed_body", "tail": "body"}
-_SNAPSHOT_NAMES = {"status": "status_code", "events": "body", "json": "body", "tail": "body"}
 
 
 def source_loc(fmt: Format, index: int, *rest: str | int) -> Loc:
-    """Where ``interactions[index].<rest>`` (our layout) is in a file of format ``fmt``."""
-    if fmt == "agentreplay":
-        return ("interactions", index, *rest)
-    names = _VCR_NAMES if fmt == "vcrpy" else _SNAPSHOT_NAMES
-    mapped = tuple(names.get(p, p) if isinstance(p, str) else p for p in rest)
-    if fmt == "vcrpy":
-        return ("interactions", index, *mapped)
-    return (index, *mapped)
+    """Where ``interactions[index].<rest>`` (our layout) is in a file of format ``fmt``
+    (the home of a foreign format knows its field names)."""
+    home = foreign_file(fmt)
+    return ("interactions", index, *rest) if home is None else home.source_loc(index, *rest)
 
 
 def parse_field_path(where: str) -> Loc | None:
@@ -62,72 +49,6 @@ def parse_field_path(where: str) -> Loc | None:
     for match in _FIELD_PART.finditer(where):
         parts.append(int(match.group(1)) if match.group(1) else match.group(2))
     return tuple(parts)
-
-
-class Locator:
-    """Line and column of fields in a YAML (or JSON) cassette, composed once on first use.
-
-    Header names match case-insensitively (vcrpy files keep ``Content-Type``); a path
-    that leaves the document gives the deepest node found on the way.
-    """
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self._root: yaml.Node | None = None
-        self._composed = False
-
-    def _node(self) -> yaml.Node | None:
-        if not self._composed:
-            self._composed = True
-            try:
-                self._root = yaml.compose(self.text, Loader=CassetteLoader)
-            except (yaml.YAMLError, RecursionError, ValueError):
-                self._root = None
-        return self._root
-
-    def find(self, loc: Loc) -> tuple[int, int] | None:
-        """1-based (line, column) of the deepest node of ``loc``."""
-        node = self._node()
-        if node is None:
-            return None
-        mark = node.start_mark
-        for part in loc:
-            found = _child(node, part)
-            if found is None:
-                break
-            mark, node = found[0].start_mark, found[1]
-        return mark.line + 1, mark.column + 1
-
-
-def _child(node: yaml.Node, part: str | int) -> tuple[yaml.Node, yaml.Node] | None:
-    if isinstance(node, yaml.SequenceNode) and isinstance(part, int):
-        return (node.value[part], node.value[part]) if 0 <= part < len(node.value) else None
-    if isinstance(node, yaml.MappingNode):
-        wanted = str(part).lower()
-        for key, value in node.value:
-            if isinstance(key, yaml.ScalarNode) and str(key.value).lower() == wanted:
-                return key, value
-    return None
-
-
-def comment_lines(text: str) -> int:
-    """How many lines of a YAML document hold a ``#`` comment (a rewrite drops them)."""
-    if "#" not in text:
-        return 0
-    spans: list[tuple[int, int]] = []
-    try:
-        for token in yaml.scan(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-            if isinstance(token, yaml.ScalarToken):
-                spans.append((token.start_mark.index, token.end_mark.index))
-    except yaml.YAMLError:
-        return 0
-    starts = [start for start, _ in spans]
-    lines = set()
-    for match in _COMMENT.finditer(text):
-        at = bisect.bisect_right(starts, match.start()) - 1
-        if at < 0 or spans[at][1] <= match.start():
-            lines.add(text.count("\n", 0, match.start()))
-    return len(lines)
 
 
 # --- the raw document ------------------------------------------------------------------
@@ -169,47 +90,14 @@ def _headers(raw: Any) -> dict[str, str]:
     return {str(name).lower(): _first(value) for name, value in raw.items()}
 
 
-def _as_bytes(value: Any) -> bytes:
-    return value if isinstance(value, bytes) else str(value).encode("utf-8")
-
-
-def _vcr_sent(response: Mapping[str, Any]) -> tuple[bytes | None, bool]:
-    if "parsed_body" in response:  # pydantic-ai's serializer: json.dumps on load
-        return json.dumps(response["parsed_body"]).encode("utf-8"), False
-    body = response.get("body")
-    if isinstance(body, Mapping):
-        body = body.get("string")
-    return (b"" if body is None else _as_bytes(body)), True
-
-
-def _snapshot_sent(response: Mapping[str, Any]) -> tuple[bytes | None, bool]:
-    body = response.get("body")
-    if body is None:
-        return b"", True
-    if isinstance(body, str):
-        return body.encode("utf-8"), True
-    return json.dumps(body).encode("utf-8"), False
-
-
-def _pairs(document: Any, fmt: Format) -> Iterator[tuple[int, Mapping[str, Any]]]:
-    items = document.get("interactions") if isinstance(document, Mapping) else document
-    if not isinstance(items, list):
-        return
-    for index, item in enumerate(items):
-        response = item.get("response") if isinstance(item, Mapping) else None
-        if isinstance(response, Mapping):
-            yield index, response
-
-
 def raw_responses(source: Source) -> list[RawResponse]:
     """The stored responses of a vcrpy or http-snapshot file, as the file has them."""
-    if source.format not in ("vcrpy", "http-snapshot"):
+    home = foreign_file(source.format)
+    if home is None:
         return []
-    document = raw_document(source)
-    sent_of = _vcr_sent if source.format == "vcrpy" else _snapshot_sent
     out = []
-    for index, response in _pairs(document, source.format):
-        sent, raw_body = sent_of(response)
+    for index, response in home.stored_responses(raw_document(source)):
+        sent, raw_body = home.sent_body(response)
         out.append(RawResponse(index, _headers(response.get("headers")), sent, raw_body))
     return out
 

@@ -19,23 +19,24 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from ..cassettes.cassette import Cassette, RecordedEvent, RecordedRequest, RecordedResponse
 from ..cassettes.io import CassetteFormatError, detect_format, dumps, loads, locked, save
-from ..cassettes.model import Cassette, RecordedEvent, RecordedRequest, RecordedResponse
+from ..cassettes.yaml.comments import comment_lines
+from ..redact.errors import SecretLeakError
 from ..redact.rules import REQUEST_ID_PLACEHOLDER
-from ..redact.scrubber import Scrubber, SecretLeakError
+from ..redact.scrubber import Scrubber
 from .analysis import decode_source, read_bytes
 from .common import (
     EXIT_ERROR,
     EXIT_FINDINGS,
     EXIT_OK,
-    CLIError,
     Output,
     cassette_files,
     reading,
     write_failed,
 )
+from .errors import CLIError
 from .options import exit_codes
-from .raw_file import comment_lines
 
 __all__ = [
     "Change",

@@ -36,15 +36,17 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from ..cassettes.errors import CassetteWriteError
 from ..cassettes.modes import RECORD_MODES
 from ..cassettes.session import CassetteSession
-from ..cassettes.write import CassetteWriteError
 from ..errors import AgentReplayError
 from ..providers.catalog import base_url_env
-from ..redact.scrubber import Scrubber, SecretLeakError, default_scrubber
+from ..redact.errors import SecretLeakError
+from ..redact.scrubber import Scrubber, default_scrubber
 from ..transport.router import Router, intercepting
 from ..transport.server import ModelServer
-from .common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, CLIError, Output
+from .common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Output
+from .errors import CLIError
 from .options import FORMATS, exit_codes
 from .redact import leak_reason
 from .serve_handler import CassetteHandler

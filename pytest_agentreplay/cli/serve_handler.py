@@ -18,8 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..cassettes.miss import CassetteMiss
-from ..cassettes.replay import IncompleteRecordingError
+from ..cassettes.errors import CassetteMiss, IncompleteRecordingError
 from ..cassettes.session import CassetteSession
 from ..providers import detect, target
 from ..providers.catalog import CATALOG

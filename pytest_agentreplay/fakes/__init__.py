@@ -1,7 +1,7 @@
 """Fake models that speak the providers' real wire formats.
 
 A :class:`FakeModel` answers the model calls that real SDKs and frameworks make,
-over their real HTTP clients, from a script of :class:`~..model.Reply` objects
+over their real HTTP clients, from a script of :class:`~..neutral.Reply` objects
 (or a function). The request path picks the wire format (``/v1/messages``:
 Anthropic, ``/chat/completions``: OpenAI Chat, ``/responses``: OpenAI
 Responses) and the request's ``stream`` flag picks JSON or SSE, so one script
@@ -29,9 +29,10 @@ from .._lazy import lazy_exports
 if TYPE_CHECKING:
     from ..providers.catalog import DEFAULT_HOSTS
     from ..transport.chunking import ChunkingSpec
+    from .errors import UnexpectedModelCall
     from .fake_model import FakeModel
     from .listening import FakeServer
-    from .script import HTTPCall, ScriptItem, UnexpectedModelCall
+    from .script import HTTPCall, ScriptItem
 
 __all__ = [
     "DEFAULT_HOSTS",
@@ -49,7 +50,8 @@ if not TYPE_CHECKING:  # type checkers read the imports above
         {
             ".fake_model": ("FakeModel",),
             ".listening": ("FakeServer",),
-            ".script": ("HTTPCall", "ScriptItem", "UnexpectedModelCall"),
+            ".errors": ("UnexpectedModelCall",),
+            ".script": ("HTTPCall", "ScriptItem"),
             "..providers.catalog": ("DEFAULT_HOSTS",),
             "..transport.chunking": ("ChunkingSpec",),
         },

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from ..errors import CodecError
-from ..model import Fault, ModelCall, Provider, Reply, Request, reply_source
+from ..neutral import Fault, ModelCall, Provider, Reply, Request, reply_source
 from ..providers import codec_for, detect, token_count, unspoken
 from ..providers.base import Codec, IdFactory, RenderContext, json_data
 from ..providers.catalog import DEFAULT_HOSTS
@@ -23,6 +23,7 @@ from ..transport.chunking import ChunkingSpec, resolve_chunking
 from ..transport.gate import Gate
 from ..transport.playback import Playback
 from ..transport.router import Deferred, HTTPRequest
+from .errors import UnexpectedModelCall
 from .listening import FakeServer
 from .messages import held_problem, interrupt_problem, show
 from .script import (
@@ -32,7 +33,6 @@ from .script import (
     Respond,
     Script,
     ScriptItem,
-    UnexpectedModelCall,
 )
 from .serving import Serving
 
@@ -141,7 +141,7 @@ class FakeModel(Serving):
             )
         return self
 
-    def listen(self, *, host: str = "127.0.0.1", port: int = 0) -> FakeServer:
+    def listen(self, *, host: str = "127.0.0.1", port: int = 0) -> FakeServer[FakeModel]:
         """Serve this fake on a real loopback HTTP port, for other processes: see
         :class:`~.listening.FakeServer` (``with fake.listen() as server: ...``)."""
         return FakeServer(self, host=host, port=port).start()

@@ -10,17 +10,28 @@ socket whose URL goes into a child's ``ANTHROPIC_BASE_URL`` / ``OPENAI_BASE_URL`
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import Generic, Protocol, TypeVar
 
+from ..transport.router import Handler
 from ..transport.server import ModelServer
 
-if TYPE_CHECKING:
-    from .fake_model import FakeModel
-
-__all__ = ["FakeServer"]
+__all__ = ["FakeServer", "Served"]
 
 
-class FakeServer(ModelServer):
+class Served(Handler, Protocol):
+    """What a :class:`FakeServer` needs of the fake it serves: to answer requests, and
+    to be checked when the server closes. Named here rather than importing
+    :class:`~.fake_model.FakeModel`, which returns a server from ``listen()``: the two
+    modules would import each other."""
+
+    def verify(self) -> None:
+        """Fail the test for what went wrong (a call past the script, replies unused)."""
+
+
+FakeT = TypeVar("FakeT", bound=Served)
+
+
+class FakeServer(ModelServer, Generic[FakeT]):
     """A :class:`~..fakes.FakeModel` served on a loopback port.
 
     ``url`` and ``env`` point a child at it; ``model`` is the fake (its ``log``,
@@ -30,9 +41,9 @@ class FakeServer(ModelServer):
     is hung up on and logged ``cancelled``.
     """
 
-    def __init__(self, model: FakeModel, *, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, model: FakeT, *, host: str = "127.0.0.1", port: int = 0) -> None:
         super().__init__(model, host=host, port=port)
-        self.model = model
+        self.model: FakeT = model
 
     def __exit__(
         self,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..model import Reply, Request
+from ..neutral import Reply, Request
 from ..transport.router import HTTPRequest
 
 __all__ = ["held_problem", "interrupt_problem", "show"]

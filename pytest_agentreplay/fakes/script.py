@@ -8,7 +8,7 @@ A :class:`~..fakes.FakeModel` is three parts around the wire formats:
 - :class:`Holds` — where calls wait until the test calls ``release()``: the next
   call (``block``) and stalled streams (``Fault.stall``);
 - :class:`CallLog` — every request as it arrived (``calls``, ``requests``) and one
-  :class:`~..model.ModelCall` per finished call (``log``).
+  :class:`~..neutral.ModelCall` per finished call (``log``).
 
 :func:`call_sync` runs a user function that may be a coroutine function to
 completion from synchronous code (a fake's ``respond``, a parity check's ``run``).
@@ -25,9 +25,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from _pytest.outcomes import Failed  # pytest.fail.Exception, importable as a base
-
-from ..model import Fault, ModelCall, Reply, Request
+from ..neutral import Fault, ModelCall, Reply, Request
 from ..transport.gate import Gate, wait_event_async
 from ..transport.router import HTTPRequest
 
@@ -38,7 +36,6 @@ __all__ = [
     "Respond",
     "Script",
     "ScriptItem",
-    "UnexpectedModelCall",
     "as_reply",
     "call_sync",
 ]
@@ -48,19 +45,6 @@ ScriptItem = Reply | Fault | str
 
 Respond = Callable[[Request], "ScriptItem | Awaitable[ScriptItem]"]
 """A function answering the calls a script does not cover (sync or async)."""
-
-
-class UnexpectedModelCall(Failed):
-    """A fake model received a call its script does not cover (the script ran out and
-    there is no ``respond`` function).
-
-    A pytest failure outcome (``pytest.fail.Exception``), like
-    :class:`~..transport.egress.EgressBlocked`: issue 20 saw a provider 500 here
-    retried ten times by the SDK and the agent (about 9 s of backoff) and the user's
-    own error shown instead of this one. Raised from the client's send, it passes
-    through ``except Exception`` and every retry loop and fails the test at once,
-    naming the call number and the request (secrets masked).
-    """
 
 
 def as_reply(item: ScriptItem) -> Reply:
@@ -236,7 +220,7 @@ class HTTPCall:
 
 class CallLog:
     """What a fake was asked (:attr:`calls`, :attr:`requests`) and how each call ended
-    (:attr:`entries`: one :class:`~..model.ModelCall` per finished call)."""
+    (:attr:`entries`: one :class:`~..neutral.ModelCall` per finished call)."""
 
     def __init__(self) -> None:
         self.calls: list[HTTPCall] = []

@@ -16,7 +16,7 @@ from ..transport.playback import Playback
 from ..transport.router import Deferred, HTTPRequest, Router, active_router, intercepting
 
 if TYPE_CHECKING:
-    from ..model import Request
+    from ..neutral import Request
     from ..providers.base import Codec
 
 __all__ = ["Serving"]

@@ -4,7 +4,7 @@
 of a cassette — as the client asks for them: a recorded stream as recorded
 (re-chunked) or folded into its JSON twin (``codec.fold``); a recorded JSON body
 as it is or rendered as the provider's stream. It logs
-:class:`~..model.ModelCall` objects like a :class:`~..fakes.FakeModel`, so run
+:class:`~..neutral.ModelCall` objects like a :class:`~..fakes.FakeModel`, so run
 logs compare alike: :func:`..invariants.assert_stream_parity` uses it to prove
 that a cassette recorded with streaming on also serves the non-streaming path.
 """
@@ -15,10 +15,10 @@ import threading
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from ..cassettes.model import Interaction, RecordedResponse
+from ..cassettes.cassette import Interaction, RecordedResponse
 from ..cassettes.replay import playback_for, recorded_reply
 from ..errors import CodecError
-from ..model import Fault, ModelCall, Request
+from ..neutral import Fault, ModelCall, Request
 from ..providers import codec_for, detect
 from ..providers.base import Codec, RenderContext
 from ..providers.catalog import FALLBACK
@@ -35,7 +35,7 @@ __all__ = ["TwinServer"]
 class TwinServer(Serving):
     """Serves the model calls of a recording in order, as the client asks: a recorded
     stream as recorded (re-chunked) or folded into its JSON twin; a recorded JSON body
-    as it is or rendered as the provider's stream. Logs :class:`~..model.ModelCall`
+    as it is or rendered as the provider's stream. Logs :class:`~..neutral.ModelCall`
     objects in the fake model's :class:`~.script.CallLog`, so run logs compare alike."""
 
     def __init__(self, interactions: Sequence[Interaction], *, chunking: ChunkingSpec = "event"):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import pytest
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
     from ..cassettes.handle import AgentReplay
     from ..cassettes.session import CassetteSession
-    from ..cassettes.vcr_filters import VcrFilters
     from ..fakes.fake_model import FakeModel
     from ..mcp.stdio_swap import StandIn
     from ..transport.router import Router
@@ -85,6 +84,7 @@ def cassette_scope(request: pytest.FixtureRequest, router: Router) -> Iterator[A
         return
     from ..cassettes.handle import AgentReplay
     from ..mcp.stdio_swap import standing_in
+    from .vcrpy import bridge_for
 
     run = RunState.of(item.config)
     session = _open_cassette(item, run, router)
@@ -100,7 +100,7 @@ def cassette_scope(request: pytest.FixtureRequest, router: Router) -> Iterator[A
     state.stdio.append((session, swap))
     session.settle = functools.partial(sync_stdio, session, swap)
     try:
-        with _non_httpx_clients(run, session, router), standing_in(swap):
+        with bridge_for(run.vcr, session, router), standing_in(swap):
             yield handle
     finally:
         state.handle = None
@@ -150,26 +150,11 @@ def fake_model(request: pytest.FixtureRequest, router: Router, name: str) -> Fak
     return fake
 
 
-def _non_httpx_clients(
-    run: RunState, session: CassetteSession, router: Router
-) -> AbstractContextManager[None]:
-    """vcrpy records and replays requests / urllib3 / aiohttp into the same cassette,
-    when it is installed and wanted (``agentreplay_vcr``: patching their modules costs
-    about 2 ms a test, so by default it is done only where it can matter)."""
-    from ..cassettes import vcr_bridge
-
-    if run.vcr == "never" or not vcr_bridge.available():
-        return nullcontext()
-    if run.vcr == "auto" and not session.recording and not vcr_bridge.clients_imported():
-        router.hint += f" {vcr_bridge.SKIPPED_HINT}"
-        return nullcontext()
-    return vcr_bridge.vcr_cassette(session)
-
-
 def _open_cassette(item: pytest.Item, run: RunState, router: Router) -> CassetteSession:
     from ..cassettes.session import CassetteSession
     from ..transport.chunking import resolve_chunking
     from .settings import match_on_for, more_match_on_for
+    from .vcrpy import filters_for
 
     settings, config, session = TestState.of(item).settings, item.config, run.settings
     assert settings is not None  # resolved when the router opened
@@ -188,7 +173,7 @@ def _open_cassette(item: pytest.Item, run: RunState, router: Router) -> Cassette
         or session.save_on_failure,
         max_body_bytes=session.max_body_bytes,
         ledger=run.ledger,
-        filters=_vcr_filters(settings),
+        filters=filters_for(settings.vcrpy),
         repeats=settings.vcrpy is not None and settings.vcrpy.repeats,
         record_on_exception=None if settings.vcrpy is None else settings.vcrpy.record_on_exception,
         rerecord=f"pytest '{item.nodeid}' --agentreplay-record-mode=new_episodes "
@@ -241,20 +226,11 @@ def _path(item: pytest.Item, settings: TestSettings, run: RunState) -> Path:
     return vcrpy_path(item, folder, vcrpy.library_dir, vcrpy.path_transformer, run.mask)
 
 
-def _vcr_filters(settings: TestSettings) -> VcrFilters | None:
-    """vcrpy's filters of the test's ``agentreplay_config`` / marker, when it sets any."""
-    if settings.vcrpy is None or not settings.vcrpy.filters:
-        return None
-    from ..cassettes.vcr_filters import VcrFilters
-
-    return VcrFilters(settings.vcrpy.filters)
-
-
 def _close_cassette(
     item: pytest.Item, run: RunState, session: CassetteSession, router: Router
 ) -> None:
     """Finish the cassette (write what was recorded) and note its use for the summary."""
-    from .report import CassetteUse
+    from .summary import CassetteUse
 
     state = TestState.of(item)
     use = CassetteUse(

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .options import RECORD_MODES
-from .vcr_config import VCRPY_KEYS, VcrOptions, record_mode_value, split
+from .vcrpy import VCRPY_KEYS, VcrOptions, record_mode_value, split
 
 if TYPE_CHECKING:
-    from ..cassettes.model import Interaction, RecordedRequest
+    from ..cassettes.cassette import Interaction, RecordedRequest
 
 __all__ = [
     "MARKER_KEYS",
@@ -92,7 +92,7 @@ class TestSettings:
     allow_incomplete: bool = False
     pace: float | None = None
     vcrpy: VcrOptions | None = None
-    """vcrpy's own keys, as a pytest-recording ``vcr_config`` sets them (:mod:`.vcr_config`)."""
+    """vcrpy's own keys, as a pytest-recording ``vcr_config`` sets them (:mod:`.vcrpy.config`)."""
 
 
 def _check_keys(keys: Iterable[str], item: pytest.Item, what: str) -> None:

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .report import Report
 from .settings import AgentReplaySettings, TestSettings, check_session_settings
+from .summary import Report
 
 if TYPE_CHECKING:
     from ..cassettes.handle import AgentReplay
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ..mcp.stdio_swap import StandIn
     from ..redact.scrubber import Scrubber
     from ..transport.router import Router
-    from .report import CassetteUse
+    from .summary import CassetteUse
 
 __all__ = ["LEDGER_KEY", "RUN_STATE", "TEST_STATE", "RunState", "TestState", "sync_stdio"]
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from .report import Report
 from .state import LEDGER_KEY, TEST_STATE, RunState
+from .summary import Report
 
 __all__ = ["XdistController", "XdistWorker"]
 

@@ -54,8 +54,8 @@ if TYPE_CHECKING:
         assert_stream_parity_async,
         assert_terminal_error_turn,
     )
+    from .errors import InvariantViolation
     from .parity import DEFAULT_CHUNKINGS, ParityRun
-    from .report import InvariantViolation
 
 __all__ = [
     "DEFAULT_CHUNKINGS",
@@ -92,6 +92,6 @@ if not TYPE_CHECKING:  # type checkers read the imports above
                 "assert_terminal_error_turn",
             ),
             ".parity": ("DEFAULT_CHUNKINGS", "ParityRun"),
-            ".report": ("InvariantViolation",),
+            ".errors": ("InvariantViolation",),
         },
     )

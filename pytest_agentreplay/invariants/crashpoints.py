@@ -35,13 +35,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..jsondiff import format_path, json_diff
-from ..model import Fault, Reply, Request, ToolCall
+from ..neutral import Fault, Reply, Request, ToolCall
 from ..snapshot import snapshot_view
+from .errors import CRASH_CODES, CrashDivergence, CrashPoint, SimulatedCrash
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
-    from ..cassettes.model import Cassette
+    from ..cassettes.cassette import Cassette
     from ..fakes.script import ScriptItem
 
 __all__ = [
@@ -56,40 +57,6 @@ __all__ = [
 ]
 
 R = TypeVar("R")
-
-CRASH_CODES: dict[str, str] = {
-    "AR-CRASH-001": "after resuming, the state differs from the uninterrupted run's",
-    "AR-CRASH-002": "resuming after the crash raised an exception",
-    "AR-CRASH-003": "the runtime swallowed the simulated crash and carried on",
-    "AR-CRASH-004": "the run ended before the crash point: it is not deterministic",
-    "AR-CRASH-005": "two uninterrupted runs ended in different states: the run is not "
-    "deterministic",
-    "AR-CRASH-006": "a resumed run sent a model request the uninterrupted run never sent",
-}
-"""The stable error codes of :class:`CrashDivergence`, and what each means."""
-
-
-class SimulatedCrash(BaseException):
-    """Raised at a crash point: the process "dies" here.
-
-    A ``BaseException``, like ``KeyboardInterrupt``, so that a runtime's
-    ``except Exception`` cannot swallow it — a real crash runs no handler.
-    """
-
-    def __init__(self, point: CrashPoint) -> None:
-        super().__init__(f"simulated crash after {point.describe()}")
-        self.point = point
-
-
-@dataclass(frozen=True)
-class CrashPoint:
-    """A place where a run can crash: the ``index``-th checkpoint (0-based) and its label."""
-
-    index: int
-    label: str
-
-    def describe(self) -> str:
-        return f"step {self.index} ({self.label})" if self.label else f"step {self.index}"
 
 
 class Checkpoint:
@@ -110,37 +77,6 @@ class Checkpoint:
         if point.index == self.crash_at:
             self.crashed = point
             raise SimulatedCrash(point)
-
-
-class CrashDivergence(AssertionError):  # noqa: N818 - reads as what it reports
-    """A crash point the runtime did not survive.
-
-    ``code`` is one of :data:`CRASH_CODES`; ``point`` the crash point; ``step`` the
-    path of the first place the states part (``messages[3]``), when known;
-    ``diff`` the differences, one per line.
-    """
-
-    def __init__(
-        self,
-        code: str,
-        point: CrashPoint | None,
-        detail: str,
-        *,
-        step: str | None = None,
-        diff: Sequence[str] = (),
-    ) -> None:
-        self.code = code
-        self.point = point
-        self.step = step
-        self.diff = list(diff)
-        where = f"crash after {point.describe()}: " if point is not None else ""
-        lines = [f"{code} {where}{CRASH_CODES[code]}"]
-        if step is not None:
-            lines.append(f"  first diverging step: {step}")
-        if detail:
-            lines.append(f"  {detail}")
-        lines.extend(f"    {line}" for line in self.diff)
-        super().__init__("\n".join(lines))
 
 
 @dataclass(frozen=True)
@@ -381,8 +317,8 @@ def recorded_script(cassette: str | os.PathLike[str] | Cassette) -> list[Reply]:
     explorer (or any fake model): each stream folded into its final message, each
     HTTP error as ``Fault.http``, a stream that was cut as its reply cut after the
     same number of events. Requests that are not model calls are skipped."""
+    from ..cassettes.cassette import Cassette  # noqa: PLC0415
     from ..cassettes.io import load  # noqa: PLC0415 - YAML loads only when asked for
-    from ..cassettes.model import Cassette  # noqa: PLC0415
     from ..providers import codec_for, detect  # noqa: PLC0415
 
     loaded = cassette if isinstance(cassette, Cassette) else load(cassette)

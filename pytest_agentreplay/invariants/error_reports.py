@@ -14,10 +14,10 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NoReturn
 
-from ..model import ModelCall
+from ..neutral import ModelCall
 from ..runlog.entries import ErrorReported, StepCompleted
+from .errors import fail
 from .pairing import calls_by_step, positions
-from .report import fail
 
 if TYPE_CHECKING:
     from ..runlog.run_log import RunLog

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ..model import ModelCall
+from ..neutral import ModelCall
 from ..runlog.entries import ErrorReported, MessageSaved, Step, StepCompleted, TurnEnded
+from .errors import dump, fail
 from .pairing import calls_by_step, positions, step_text
-from .report import dump, fail
 
 if TYPE_CHECKING:
     from ..runlog.run_log import RunLog

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..runlog.entries import InterruptRequested, Step, StepStarted, TurnEnded
-from .report import dump, fail
+from .errors import dump, fail
 
 if TYPE_CHECKING:
     from ..runlog.run_log import RunLog

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..model import ModelCall
+from ..neutral import ModelCall
 from ..runlog.delivered import delivered_text
 from ..runlog.entries import Delta, Resumed, Step, TurnEnded
 

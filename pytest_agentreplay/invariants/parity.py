@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cassettes import io as cassette_io
-from ..cassettes.model import Interaction
+from ..cassettes.cassette import Interaction
 from ..fakes import ChunkingSpec
 from ..fakes.fake_model import FakeModel
 from ..fakes.script import call_sync
@@ -28,7 +28,7 @@ from ..fakes.twin import TwinServer
 from ..runlog.entries import Delta
 from ..runlog.masking import IdMask, normalize
 from ..runlog.run_log import RunLog
-from .report import fail
+from .errors import fail
 
 __all__ = [
     "DEFAULT_CHUNKINGS",

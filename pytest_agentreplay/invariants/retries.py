@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ..model import ModelCall
+from ..neutral import ModelCall
 from ..runlog.delivered import delivered_text
 from ..runlog.entries import MessageSaved, Step
+from .errors import dump, fail
 from .pairing import calls_by_step, consecutive, step_text
-from .report import dump, fail
 
 if TYPE_CHECKING:
     from ..runlog.run_log import RunLog

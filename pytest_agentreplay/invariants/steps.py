@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..runlog.entries import Resumed, Step, StepCompleted, TurnEnded
+from .errors import dump, fail
 from .pairing import consecutive
-from .report import dump, fail
 
 if TYPE_CHECKING:
     from ..runlog.run_log import RunLog

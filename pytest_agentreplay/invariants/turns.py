@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from ..model import ModelCall, ToolCall, ToolResult
+from ..neutral import ModelCall, ToolCall, ToolResult
 from ..runlog.entries import (
     Egress,
     IntentCompleted,
@@ -18,8 +18,8 @@ from ..runlog.entries import (
     ToolCalled,
     ToolResulted,
 )
-from .report import dump, fail
-from .server_tools import check_server_tools_ended, server_tool_hint
+from .errors import dump, fail
+from .server_tool_ends import check_server_tools_ended, server_tool_hint
 
 if TYPE_CHECKING:
     from ..runlog.run_log import RunLog

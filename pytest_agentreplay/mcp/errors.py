@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..transport.egress import EgressBlocked
+from ..transport.errors import EgressBlocked
 
 __all__ = ["StdioServerNotRecorded"]
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from . import jsonrpc
 
 if TYPE_CHECKING:
-    from ..cassettes.model import Interaction, RecordedResponse
+    from ..cassettes.cassette import Interaction, RecordedResponse
 
 __all__ = ["SESSION_HEADER", "header", "readdress"]
 

@@ -25,11 +25,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
-from ..cassettes.model import Interaction, RecordedRequest, RecordedResponse
+from ..cassettes.cassette import Interaction, RecordedRequest, RecordedResponse
 from ..redact.rules import SECRET_BODY_KEYS, normalize_key
 
 if TYPE_CHECKING:
-    from ..cassettes.model import RecordedEvent
+    from ..cassettes.cassette import RecordedEvent
 
 __all__ = [
     "SCHEME",

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from ..cassettes.model import Interaction, RecordedEvent
+from ..cassettes.cassette import Interaction, RecordedEvent
 from . import jsonrpc
 from .stdio_form import command_key, exchange
 

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..cassettes import io as cassette_io
+from ..cassettes.cassette import Interaction, RecordedRequest
 from ..cassettes.matching import Index, explain_miss
-from ..cassettes.model import Interaction, RecordedRequest
 from . import jsonrpc
 from .readdress import readdress
 from .stdio_form import key_of, stdio_url

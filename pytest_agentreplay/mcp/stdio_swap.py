@@ -32,8 +32,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ..cassettes.cassette import Interaction
 from ..cassettes.io import from_data
-from ..cassettes.model import Interaction
 from ..transport.import_hook import when_imported
 from .errors import StdioServerNotRecorded
 from .stdio_form import command_key, key_of

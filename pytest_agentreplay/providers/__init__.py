@@ -25,7 +25,7 @@ from .formats import unspoken
 from .routes import detect, target, token_count
 
 if TYPE_CHECKING:  # the provider names are the model's (pydantic): replay loads neither
-    from ..model import Provider
+    from ..neutral import Provider
 
 __all__ = [
     "Codec",

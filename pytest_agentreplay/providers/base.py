@@ -1,6 +1,6 @@
 """What every provider codec offers, and the small helpers they share.
 
-A codec is pure: it turns a neutral :class:`~..model.Reply` into
+A codec is pure: it turns a neutral :class:`~..neutral.Reply` into
 the provider's JSON body or SSE event list, folds an event list back into the
 final JSON, renders the provider's error responses, and parses requests. No I/O,
 no clocks, no randomness: everything variable (ids, timestamps, how text is cut
@@ -24,7 +24,7 @@ from ..sse import LineEnd, SSEEvent
 from .catalog import CATALOG
 
 if TYPE_CHECKING:  # the reply model (pydantic) is loaded by the codecs, not by replay
-    from ..model import Fault, Provider, Reply, Request, Usage
+    from ..neutral import Fault, Provider, Reply, Request, Usage
 
 __all__ = [
     "ERROR_EVENT_STATUS",
@@ -169,7 +169,7 @@ class RenderContext:
         out = "".join(
             getattr(p, "text", "") or json_data(getattr(p, "args", {})) for p in reply.parts
         )
-        from ..model import Usage  # noqa: PLC0415 - see the imports
+        from ..neutral import Usage  # noqa: PLC0415 - see the imports
 
         return Usage(input_tokens=estimate_tokens(raw), output_tokens=estimate_tokens(out))
 

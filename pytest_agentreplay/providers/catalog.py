@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 if TYPE_CHECKING:  # the provider names are the model's (pydantic): the catalog loads none
-    from ..model import Provider
+    from ..neutral import Provider
 
 __all__ = [
     "BODY_NOISE",
@@ -343,7 +343,7 @@ _GEMINI = ProviderFacts(
 _ENTRIES = (_ANTHROPIC, _OPENAI_CHAT, _OPENAI_RESPONSES, _GEMINI)
 
 CATALOG: Mapping[Provider, ProviderFacts] = MappingProxyType({e.name: e for e in _ENTRIES})
-"""Every provider the plugin speaks, in the order of :data:`~..model.PROVIDERS`."""
+"""Every provider the plugin speaks, in the order of :data:`~..neutral.PROVIDERS`."""
 
 FALLBACK: Provider = "openai_chat"
 """The format of a path no provider claims, where one must be picked (its errors

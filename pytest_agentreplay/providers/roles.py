@@ -9,7 +9,7 @@ signatures (the protocols below; mypy checks every folder against them):
   ctx)``, a reply as the JSON body and as the SSE events the provider sends;
 * ``fold.py``: ``fold(codec, events, *, strict)``, a stream back to its final body;
 * ``reply.py``: ``to_reply(codec, body)``, a final body back to a neutral reply;
-* ``errors.py``: ``error_response(codec, fault, ctx)`` and ``error_event(codec, fault,
+* ``error_bodies.py``: ``error_response(codec, fault, ctx)`` and ``error_event(codec, fault,
   ctx)``, the provider's HTTP error and in-stream error;
 
 and ``codec.py``, whose :class:`FolderCodec` subclass names its provider and its
@@ -33,11 +33,11 @@ from .routes import handles
 
 if TYPE_CHECKING:
     from ..errors import CodecError
-    from ..model import Fault, Reply, Request
+    from ..neutral import Fault, Reply, Request
     from ..sse import SSEEvent
 
 __all__ = [
-    "ErrorsRole",
+    "ErrorBodiesRole",
     "EventFolder",
     "FoldRole",
     "FolderCodec",
@@ -81,8 +81,8 @@ class ReplyRole(Protocol):
         """See :meth:`~.base.Codec.to_reply`."""
 
 
-class ErrorsRole(Protocol):
-    """``errors.py``: the provider's errors, over HTTP and inside a stream."""
+class ErrorBodiesRole(Protocol):
+    """``error_bodies.py``: the provider's errors, over HTTP and inside a stream."""
 
     def error_response(self, codec: Codec, fault: Fault, ctx: RenderContext) -> ErrorResponse:
         """See :meth:`~.base.Codec.error_response`."""
@@ -93,13 +93,13 @@ class ErrorsRole(Protocol):
 
 @dataclass(frozen=True)
 class Roles:
-    """A provider folder's role modules: ``Roles(request, render, fold, reply, errors)``."""
+    """A provider folder's role modules: ``Roles(request, render, fold, reply, error_bodies)``."""
 
     request: RequestRole
     render: RenderRole
     fold: FoldRole
     reply: ReplyRole
-    errors: ErrorsRole
+    error_bodies: ErrorBodiesRole
 
 
 def asked_model(ctx: RenderContext) -> str:
@@ -163,11 +163,11 @@ class FolderCodec(Codec):
 
     def error_response(self, fault: Fault, ctx: RenderContext) -> ErrorResponse:
         """The provider's HTTP error for ``Fault.http(...)``."""
-        return self.roles.errors.error_response(self, fault, ctx)
+        return self.roles.error_bodies.error_response(self, fault, ctx)
 
     def error_event(self, fault: Fault, ctx: RenderContext) -> SSEEvent:
         """The provider's in-stream error event for ``Fault.error_event(...)``."""
-        return self.roles.errors.error_event(self, fault, ctx)
+        return self.roles.error_bodies.error_event(self, fault, ctx)
 
 
 class EventFolder(ABC):

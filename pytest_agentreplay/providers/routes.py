@@ -5,7 +5,7 @@ miss is reported as a model call), so it lives apart from the codecs, which
 build the pydantic reply model and are imported only when a response is
 rendered. Each provider's path test is its catalog entry's
 (:attr:`~.catalog.ProviderFacts.handles`); each codec's ``handles`` is
-:func:`handles`. The provider names (:data:`~..model.Provider`) are the model's;
+:func:`handles`. The provider names (:data:`~..neutral.Provider`) are the model's;
 they are imported for type checking only, so that detecting a provider loads no
 pydantic.
 """
@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from .catalog import CATALOG, facts
 
 if TYPE_CHECKING:
-    from ..model import Provider
+    from ..neutral import Provider
 
 __all__ = ["detect", "handles", "target", "token_count"]
 

@@ -22,8 +22,8 @@ independent defences:
 
 The tables of names (``SECRET_HEADERS``, ``SECRET_QUERY_PARAMS``,
 ``SECRET_BODY_KEYS``, ...) live in :mod:`.rules`. Scrubbing works on the cassette
-model (:mod:`..cassettes.model`); the cassette writer calls it, never the reverse.
-:class:`Scrubber` and :class:`SecretLeakError` are in :mod:`.scrubber`.
+model (:mod:`..cassettes.cassette`); the cassette writer calls it, never the reverse.
+:class:`Scrubber` is in :mod:`.scrubber`, :class:`SecretLeakError` in :mod:`.errors`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from .scrubber import CustomScrubber, Finding, Scrubber, SecretLeakError, default_scrubber
+    from .errors import Finding, SecretLeakError
+    from .scrubber import CustomScrubber, Scrubber, default_scrubber
 
 __all__ = [
     "CustomScrubber",
@@ -47,12 +48,7 @@ if not TYPE_CHECKING:  # type checkers read the imports above
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {
-            ".scrubber": (
-                "CustomScrubber",
-                "Finding",
-                "Scrubber",
-                "SecretLeakError",
-                "default_scrubber",
-            )
+            ".errors": ("Finding", "SecretLeakError"),
+            ".scrubber": ("CustomScrubber", "Scrubber", "default_scrubber"),
         },
     )

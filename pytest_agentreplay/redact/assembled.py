@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from ..cassettes.model import RecordedEvent
+from ..cassettes.cassette import RecordedEvent
 from .scan import Hit
 
 __all__ = ["OVERLAP", "WINDOW", "WINDOW_VALUES", "SplitHit", "split_hits"]

@@ -10,7 +10,7 @@ Issue 18 found secrets reaching disk inside bodies stored as opaque ``body_b64``
 - whatever stays opaque. :func:`opaque_text` gives the backstop the bytes as text
   (decoded from base64, and from their ``content-encoding``), so a key in a text part
   or anywhere else in the bytes is found; a body it cannot decode cannot be scanned,
-  and the write is refused (:class:`UnreadableBodyError`).
+  and the write is refused (:class:`~.errors.UnreadableBodyError`).
 """
 
 from __future__ import annotations
@@ -20,24 +20,18 @@ import binascii
 import re
 from typing import Any
 
-from ..cassettes.encodings import ContentDecodingError, codings, decode
-from ..cassettes.model import RecordedRequest, RecordedResponse
+from ..cassettes.cassette import RecordedRequest, RecordedResponse
+from ..cassettes.encodings import codings, decode
+from ..cassettes.errors import ContentDecodingError
+from ..cassettes.from_wire import body_fields, response_fields
 from ..cassettes.multipart import multipart_boundary
-from ..cassettes.wire import body_fields, response_fields
+from .errors import UnreadableBodyError
 from .rules import Rules, normalize_key
 
-__all__ = ["UnreadableBodyError", "decoded", "opaque_text", "scrub_multipart"]
+__all__ = ["decoded", "opaque_text", "scrub_multipart"]
 
 _PART_NAME = re.compile(rb'\bname\s*=\s*(?:"([^"]*)"|([^;\s]+))', re.IGNORECASE)
 _HEAD_END = re.compile(rb"\r?\n\r?\n")
-
-
-class UnreadableBodyError(Exception):
-    """An opaque body the backstop cannot read: ``reason`` says why."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-        super().__init__(reason)
 
 
 def _encoding(side: RecordedRequest | RecordedResponse) -> str:
@@ -67,7 +61,7 @@ def opaque_text(side: RecordedRequest | RecordedResponse) -> str | None:
     """The bytes of a ``body_b64``, or of a body still under a ``content-encoding``, as
     text for the backstop (``None``: the text scan reads the body as it is).
 
-    Raises :class:`UnreadableBodyError` for bytes it cannot decode from their
+    Raises :class:`~.errors.UnreadableBodyError` for bytes it cannot decode from their
     content-encoding. Invalid UTF-8 becomes U+FFFD, which no key contains, so the keys
     in the text parts of a binary upload are found as they are."""
     header = _encoding(side) if codings(_encoding(side)) else ""

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from ..cassettes.model import Cassette, RecordedRequest, RecordedResponse
+from ..cassettes.cassette import Cassette, RecordedRequest, RecordedResponse
 from .assembled import split_hits
-from .bodies import UnreadableBodyError, opaque_text
+from .bodies import opaque_text
+from .errors import UnreadableBodyError
 from .scan import Hit
 
 __all__ = ["deep_findings"]

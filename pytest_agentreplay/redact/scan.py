@@ -2,8 +2,9 @@
 
 :func:`find` returns raw hits (offsets and a kind, the secret itself stays out of
 every result); :func:`locate` turns an offset in a YAML (or JSON) document into
-the field path of the scalar holding it, by composing the node tree — never by
-constructing objects, so hostile text cannot run code or expand aliases.
+the field path of the scalar holding it, asking the cassettes' node locator
+(:class:`~..cassettes.yaml.nodes.NodeLocator`), which composes the node tree —
+never constructing objects, so hostile text cannot run code or expand aliases.
 
 The shapes themselves, and why they hold no false positive on real recordings, are
 in :mod:`.shapes`.
@@ -12,21 +13,16 @@ in :mod:`.shapes`.
 from __future__ import annotations
 
 import base64
-import bisect
 import json
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, quote_plus
 
 from .escapes import unescaped
 from .rules import ENV_SUFFIXES
 from .shapes import KEY_SHAPES, Hit, shape_hits
-
-if TYPE_CHECKING:
-    import yaml
 
 __all__ = [
     "ENV_SUFFIXES",
@@ -176,82 +172,6 @@ def merge_spans(hits: Iterable[Hit]) -> list[tuple[int, int]]:
 
 # -- locating a hit in a YAML document ---------------------------------------------------
 
-_SIMPLE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-
-
-def _kind(node: yaml.Node) -> str:
-    """``scalar``, ``sequence`` or ``mapping``. By the node's ``id``, not ``isinstance``:
-    when ``yaml.nodes`` gets imported twice (pytester's in-process runs drop modules),
-    composed nodes are instances of the other copy's classes."""
-    return str(getattr(node, "id", ""))
-
-
-def _segment(key: yaml.Node) -> str:
-    value = str(key.value) if _kind(key) == "scalar" else "?"
-    return f".{value}" if _SIMPLE_KEY.fullmatch(value) else f"[{value!r}]"
-
-
-def _contains(node: yaml.Node, offset: int) -> bool:
-    return bool(node.start_mark.index <= offset < node.end_mark.index)
-
-
-class _Locator:
-    """Finds the scalar spanning an offset by binary search down the node tree (children
-    are in document order), caching each node's child offsets: many hits in a cassette
-    of thousands of interactions cost O(hits x depth x log n)."""
-
-    def __init__(self, root: yaml.Node) -> None:
-        self.root = root
-        self._starts: dict[int, list[int]] = {}
-
-    def _child(self, node: yaml.Node, offset: int) -> int:
-        starts = self._starts.get(id(node))
-        if starts is None:
-            items = node.value
-            keys = [k for k, _ in items] if _kind(node) == "mapping" else items
-            starts = self._starts[id(node)] = [n.start_mark.index for n in keys]
-        return bisect.bisect_right(starts, offset) - 1
-
-    def _descend(self, node: yaml.Node, offset: int) -> tuple[yaml.Node, str] | None:
-        """The child of ``node`` spanning ``offset`` and its path segment, if any."""
-        if _kind(node) not in ("sequence", "mapping"):
-            return None
-        i = self._child(node, offset)
-        if i < 0:
-            return None
-        if _kind(node) == "sequence":
-            item = node.value[i]
-            return (item, f"[{i}]") if _contains(item, offset) else None
-        key, value = node.value[i]
-        if _contains(key, offset):
-            return key, " (in a mapping key)"
-        return (value, _segment(key)) if _contains(value, offset) else None
-
-    def path(self, offset: int) -> str | None:
-        """The field path of the scalar holding ``offset`` (None if outside every one)."""
-        node, path, seen = self.root, "", set()
-        while id(node) not in seen:  # aliases can make cycles: each node once
-            seen.add(id(node))
-            step = self._descend(node, offset)
-            if step is None:
-                break
-            node, segment = step
-            path += segment
-        if not path or not _contains(node, offset):
-            return None
-        return path.lstrip(". ")
-
-
-def compose(text: str) -> Any:
-    """The YAML node tree of ``text`` (None if it is not one YAML document)."""
-    import yaml  # noqa: PLC0415 - only to place a finding: loading and replay never need it
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        return yaml.compose(text, Loader=loader)
-    except (yaml.YAMLError, ValueError, RecursionError):
-        return None
-
 
 def _line_numbers(text: str, offsets: list[int]) -> dict[int, int]:
     """1-based line of each offset, counting newlines once across the whole text."""
@@ -265,9 +185,11 @@ def _line_numbers(text: str, offsets: list[int]) -> dict[int, int]:
 def locate(text: str, offsets: list[int]) -> list[str]:
     """For each offset, the field path of the scalar holding it (``interactions[2].
     request.headers.x-foo``), or ``line N`` when there is none (not YAML, a comment)."""
-    root = compose(text)
-    locator = _Locator(root) if root is not None else None
-    paths = [locator.path(offset) if locator is not None else None for offset in offsets]
+    # Only to place a finding: loading and replay never import PyYAML through here.
+    from ..cassettes.yaml.nodes import NodeLocator  # noqa: PLC0415
+
+    locator = NodeLocator(text)
+    paths = [locator.field_at(offset) for offset in offsets]
     lines = _line_numbers(text, [o for o, p in zip(offsets, paths, strict=True) if p is None])
     return [p or f"line {lines[o]}" for o, p in zip(offsets, paths, strict=True)]
 

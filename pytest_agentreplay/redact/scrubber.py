@@ -12,20 +12,19 @@ import base64
 import copy
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..cassettes.checks import inside
-from ..cassettes.model import (
+from ..cassettes.cassette import (
     Cassette,
     Interaction,
     RecordedEvent,
     RecordedRequest,
     RecordedResponse,
 )
-from ..errors import AgentReplayError
+from ..cassettes.checks import inside
 from .bodies import decoded, scrub_multipart
+from .errors import Finding, SecretLeakError
 from .rules import Rules
 
 if TYPE_CHECKING:
@@ -33,9 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CustomScrubber",
-    "Finding",
     "Scrubber",
-    "SecretLeakError",
     "default_scrubber",
 ]
 
@@ -43,55 +40,9 @@ CustomScrubber = Callable[["Interaction"], "Interaction"]
 """A user scrubber: takes an interaction, returns the scrubbed one (it may be modified in
 place and returned: it always receives a private copy)."""
 
-_MAX_LISTED = 20
 
 Whole = Callable[[], str]
 """Gives a text that was handed over in pieces, whole (only when a piece holds a hit)."""
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One secret that survived scrubbing: *where* (a field path such as
-    ``interactions[2].request.headers.x-foo``, else ``line N``) and *what kind*
-    (``anthropic-key``, ``env:OPENAI_API_KEY (base64)``, ...). Never the value."""
-
-    where: str
-    kind: str
-
-
-class SecretLeakError(AgentReplayError):
-    """A write was refused because the text still holds a secret.
-
-    ``path`` is the file that was not written (``None`` when checking text that is
-    not headed for a file) and ``findings`` say where and what kind; neither the
-    message nor the attributes contain the secret itself.
-    """
-
-    def __init__(self, path: Path | None, findings: list[Finding]) -> None:
-        self.path = path
-        self.findings = findings
-        super().__init__(_leak_message(path, findings))
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        # Keep the attributes when pickled (xdist ships errors between processes).
-        return (type(self), (self.path, self.findings))
-
-
-def _leak_message(path: Path | None, findings: list[Finding]) -> str:
-    target = f"refusing to write {path}" if path is not None else "secret check failed"
-    lines = [f"  {f.where}: {f.kind}" for f in findings[:_MAX_LISTED]]
-    if len(findings) > _MAX_LISTED:
-        lines.append(f"  ... and {len(findings) - _MAX_LISTED} more")
-    return "\n".join(
-        [
-            f"{target}: {len(findings)} secret(s) survived scrubbing:",
-            *lines,
-            "Nothing was written; an existing cassette is unchanged. Scrub the field with "
-            "Scrubber(extra_headers=..., extra_query_params=..., extra_body_keys=...) or a "
-            "custom scrubber registered in the pytest_agentreplay_configure hook; for a "
-            "known-fake value, pass it in Scrubber(allow=[...]).",
-        ]
-    )
 
 
 class Scrubber:

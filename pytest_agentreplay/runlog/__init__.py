@@ -1,7 +1,7 @@
 """Run logs: a normalized, serializable record of one agent run.
 
 A :class:`RunLog` holds two sides of a run. The *model side* is the list of
-:class:`~..model.ModelCall` objects the fakes or the cassette
+:class:`~..neutral.ModelCall` objects the fakes or the cassette
 served (request, how the call ended, events delivered); it fills itself from the
 sources the log watches. The *agent side* is an ordered timeline of what the agent
 runtime reports: steps started and completed, message deltas, tool calls and

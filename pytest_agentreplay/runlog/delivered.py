@@ -11,7 +11,7 @@ from __future__ import annotations
 from itertools import islice
 
 from ..errors import CodecError
-from ..model import ModelCall, Reply
+from ..neutral import ModelCall, Reply
 from ..providers import codec_for
 from ..providers.base import RenderContext
 

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from ..model import Citation, Usage
+from ..neutral import Citation, Usage
 
 __all__: tuple[str, ...] = (
     "Delta",

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ..jsondiff import json_diff
-from ..model import Citation, ModelCall, Usage
+from ..neutral import Citation, ModelCall, Usage
 from .adapters.calls import collect, requests_seen
 from .adapters.openai_agents import openai_agents_entries, openai_agents_event_entry
 from .adapters.pydantic_ai import pydantic_ai_entries
@@ -48,7 +48,7 @@ from .entries import (
     turns_of,
 )
 from .masking import CallsView, IdMask, normalize_log
-from .server_tools import ServerToolLog
+from .server_tool_log import ServerToolLog
 
 __all__ = ["RunLog"]
 

@@ -1,7 +1,7 @@
 """What a snapshot stores: :func:`snapshot_view` turns run logs, fakes, cassette
 handles, cassettes and any agent state into JSON with the volatile values masked.
 
-The rules are those of :func:`pytest_agentreplay.runlog.normalize`, plus the
+The rules are those of :func:`pytest_agentreplay.runlog.masking`, plus the
 cassette fields in :data:`VOLATILE_HEADERS` and the events' arrival times. Pure:
 syrupy is not imported here (see :mod:`.syrupy_ext`).
 """
@@ -51,7 +51,7 @@ def snapshot_view(
       line a message, and its reply) and ``transport``;
     * a :class:`~..fakes.FakeModel` or the ``agentreplay``
       handle → the run log of the calls it served;
-    * a :class:`~..cassettes.model.Cassette`, an interaction, a
+    * a :class:`~..cassettes.cassette.Cassette`, an interaction, a
       list of interactions, or the :class:`~pathlib.Path` of a cassette file →
       its interactions, with volatile headers masked, arrival times masked and
       each event's JSON ``data`` shown parsed;
@@ -86,7 +86,7 @@ def _as_interactions(data: Any) -> list[dict[str, Any]] | None:
         from ..cassettes.io import load  # noqa: PLC0415 - YAML is loaded only when asked for
 
         return _dump_all(load(data).interactions)
-    model = sys.modules.get("pytest_agentreplay.cassettes.model")
+    model = sys.modules.get("pytest_agentreplay.cassettes.cassette")
     if model is None:
         return None
     if isinstance(data, model.Cassette):

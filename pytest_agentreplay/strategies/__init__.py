@@ -7,10 +7,10 @@ the smallest case that still fails:
 * :func:`replies` — model replies (text, tool calls with JSON arguments — or,
   with ``tools=``, calls of your tools with arguments valid under their JSON
   schemas — thinking, usage, stop reasons); shrinks toward a short plain-text reply.
-* :func:`faults` — one :class:`~..model.Fault` of the kinds
+* :func:`faults` — one :class:`~..neutral.Fault` of the kinds
   asked for; shrinks toward the first kind, the first status, event 0.
 * :func:`fault_plans` — which calls of a run fail and how
-  (:class:`~..model.FaultPlan`); shrinks to the fewest
+  (:class:`~..neutral.FaultPlan`); shrinks to the fewest
   calls, the earliest cut, the simplest fault and the simplest reply; a list of
   replies pins the conversation shape while the faults vary. Apply a
   plan in one line: ``plan.apply(fake_model)`` or ``plan.apply(agentreplay)``.
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from ..model import FaultPlan
+    from ..neutral import FaultPlan
     from ..transport.chunking import Chunking
     from .chunking import chunkings
     from .plans import DEFAULT_FAULT_KINDS, DEFAULT_STATUSES, fault_plans, faults
@@ -67,6 +67,6 @@ if not TYPE_CHECKING:  # type checkers read the imports above
             ".chunking": ("chunkings",),
             ".sse": ("SSEStream", "sse_streams"),
             "..transport.chunking": ("Chunking",),
-            "..model": ("FaultPlan",),
+            "..neutral": ("FaultPlan",),
         },
     )

@@ -8,7 +8,7 @@ from typing import get_args
 from hypothesis import strategies as st
 from hypothesis.strategies import DrawFn, SearchStrategy
 
-from ..model import Fault, FaultKind, FaultPlan, Reply
+from ..neutral import Fault, FaultKind, FaultPlan, Reply
 from .profile import register_profiles
 from .reply import replies as _replies
 
@@ -130,7 +130,7 @@ def fault_plans(
     let the property accept a clean give-up.
 
     **A fixed conversation shape**: ``replies`` may be a list — one item per answer,
-    in order, each a :class:`~..model.Reply` or a strategy of replies — and every
+    in order, each a :class:`~..neutral.Reply` or a strategy of replies — and every
     plan then answers with exactly those, only the faults varying:
     ``fault_plans([replies(tools=tools, min_tool_calls=1, max_tool_calls=1),
     Reply.text("Sunny.")])`` is "a tool call, then text" under every mix of faults.

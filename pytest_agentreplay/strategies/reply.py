@@ -7,7 +7,7 @@ from typing import Any, get_args
 from hypothesis import strategies as st
 from hypothesis.strategies import DrawFn, SearchStrategy
 
-from ..model import Reply, StopReason, Text, Thinking, ToolCall, Usage
+from ..neutral import Reply, StopReason, Text, Thinking, ToolCall, Usage
 from .profile import register_profiles
 from .schema import arguments_for, tool_schemas
 

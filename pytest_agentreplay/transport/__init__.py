@@ -6,7 +6,7 @@
   :mod:`.aio`, its responses pulled from a playback by :mod:`.aio_stream`) and hands
   each request to the router; :mod:`.lazy_pool` and :mod:`.import_hook` keep that cheap.
 - :mod:`.egress` stops every other connection at the socket;
-  :mod:`.wire` judges what is sent (warm connections, proxies);
+  :mod:`.send_guard` judges what is sent (warm connections, proxies);
   :mod:`.children` gives child processes a refusing proxy.
 - :mod:`.answer` turns a reply, a fault or recorded events into a
   :class:`~.playback.Playback` (events encoded by :mod:`.encode`);

@@ -31,7 +31,7 @@ from typing import Any
 from packaging.version import Version
 
 from .delivery import Delivery
-from .patch import Family
+from .family import Family
 from .playback import Playback
 from .tee import Tee
 

@@ -1,12 +1,12 @@
 """From what to answer to a :class:`~.playback.Playback`: a reply, a fault, recorded events.
 
 Fake models and cassette replay share this: a list of SSE events (rendered from a
-:class:`~..model.Reply` or loaded from a recording) plus an optional
-:class:`~..model.Fault` becomes the exact response a provider would have sent.
+:class:`~..neutral.Reply` or loaded from a recording) plus an optional
+:class:`~..neutral.Fault` becomes the exact response a provider would have sent.
 This is where a fault becomes a way for the response to end (:func:`_strike`):
 ``cut`` and ``timeout`` deliver *k* events and then end so — the
 :class:`~.delivery.Delivery` raises the client's own error after them
-(:class:`~.patch.Family`) —, ``error_event`` appends the provider's error event,
+(:class:`~.family.Family`) —, ``error_event`` appends the provider's error event,
 ``stall`` waits at the fake's gate, ``truncate`` stops cleanly, ``http`` is the
 provider's error response instead. The outcome logged for the call
 (``completed``, ``cut``, ``error_event``, ``http_error``, ``timeout``,
@@ -37,7 +37,7 @@ from .gate import Gate
 from .playback import Ending, Playback
 
 if TYPE_CHECKING:  # the reply model (pydantic): a recording plays without it
-    from ..model import Fault, Reply
+    from ..neutral import Fault, Reply
 
 __all__ = [
     "Framing",

@@ -46,8 +46,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import AgentReplayError
 from . import egress, refusing_proxy
+from .errors import NetworkNamespaceUnavailable
 
 __all__ = [
     "GUARD_VARIABLE",
@@ -182,11 +182,6 @@ def exempt_hosts(allow_loopback: bool, allow_hosts: Iterable[str]) -> list[str]:
     if allow_loopback and egress.resolves_to_loopback("localhost"):
         loopback.insert(0, "localhost")
     return loopback + no_proxy_entries(allow_hosts)
-
-
-class NetworkNamespaceUnavailable(AgentReplayError):  # noqa: N818 - says what it means
-    """No network namespace can be made here: the reason says why (not Linux, no
-    ``unshare``, user namespaces not permitted)."""
 
 
 _namespaces: list[str | None] = []  # the probe's verdict, once per process

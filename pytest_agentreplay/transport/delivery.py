@@ -7,7 +7,7 @@ notices a client that closes the response early (``break`` out of the loop, task
 cancellation, interrupt). Every call's ending is reported exactly once through
 ``Playback.on_end``; a body that ends ``cut`` or ``timeout`` raises, after its
 last chunk, what a real connection failure raises in the client's module family
-(:class:`FaultRaiser`, which :class:`~.patch.Family` is).
+(:class:`FaultRaiser`, which :class:`~.family.Family` is).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ urllib3, raw sockets — is stopped here, at ``socket.connect``, ``sendto`` and
 ``gethostbyname``, ``gethostbyname_ex``: the last two do not go through the
 first) and the reverse lookups (``gethostbyaddr``, ``getnameinfo``), while a
 blocking router is active; what is sent on a connection made earlier is judged in
-:mod:`.wire`. The C socket type (``_socket.socket``) is replaced by a guarded
+:mod:`.send_guard`. The C socket type (``_socket.socket``) is replaced by a guarded
 subclass for code that builds sockets from it directly. Loopback and
 unix-domain sockets pass unless the router blocks loopback too; hosts on the
 router's allow-list pass, and the addresses names resolve to are remembered so
@@ -33,7 +33,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
-from _pytest.outcomes import Failed  # pytest.fail.Exception, importable as a base
+from .errors import EgressBlocked
 
 __all__ = [
     "DEFAULT_HINT",
@@ -54,16 +54,6 @@ DEFAULT_HINT = (
     "(FakeModel(allow_hosts=[...]), @pytest.mark.agentreplay(allow_hosts=[...])); a "
     "child process reaches a fake through fake.listen() or the model_server fixture."
 )
-
-
-class EgressBlocked(Failed):
-    """A live network call was refused because the test runs in replay mode.
-
-    A pytest failure outcome (``pytest.fail.Exception``), hence a ``BaseException``:
-    agent code's ``except Exception`` and SDK retry loops cannot swallow it, while
-    test runners that pass pytest outcomes through — anyio's, for async tests —
-    report it as the test's failure instead of treating it like Ctrl-C.
-    """
 
 
 class Policy(Protocol):
@@ -89,7 +79,7 @@ class Policy(Protocol):
 def is_loopback(host: str) -> bool:
     """Whether ``host`` is a loopback address (127.0.0.0/8, ``::1``).
 
-    Cached: every send on a connection asks it of its peer (see :mod:`.wire`), and
+    Cached: every send on a connection asks it of its peer (see :mod:`.send_guard`), and
     parsing an address costs more than the rest of the guard together. A name is not
     an address: see :func:`resolves_to_loopback`."""
     host = host.strip("[]").lower()
@@ -153,7 +143,7 @@ def refresh(current: Callable[[], Policy | None]) -> None:
 
 
 def current() -> Policy | None:
-    """The active blocking policy, if any (what the guard of :mod:`.wire` asks)."""
+    """The active blocking policy, if any (what the guard of :mod:`.send_guard` asks)."""
     return _current()
 
 

@@ -19,7 +19,7 @@ __all__ = ["Event", "StoredEvent", "encode_lazily"]
 
 
 class StoredEvent(Protocol):
-    """An event as a cassette stores it (:class:`~..cassettes.model.RecordedEvent`, where
+    """An event as a cassette stores it (:class:`~..cassettes.cassette.RecordedEvent`, where
     a missing id or comment list is ``None``): :func:`encode_lazily` takes these as well as
     :class:`~..sse.SSEEvent`, so a recording plays without first copying every event."""
 

@@ -21,7 +21,7 @@ import socketserver
 import threading
 
 from ..urls import bare_url
-from . import egress, wire
+from . import egress, send_guard
 
 __all__ = ["ANSWER", "port"]
 
@@ -67,7 +67,7 @@ class _Refuse(socketserver.BaseRequestHandler):
         except OSError:
             pass  # a client that sent nothing whole is refused all the same
         method, shown = _shown(head.split(b"\n", 1)[0].decode("latin-1").strip())
-        host = wire.proxied_host(head)  # as the guard reads a proxy request it sends
+        host = send_guard.proxied_host(head)  # as the guard reads a proxy request it sends
         what = _child_guard_report(head) or f"{method} {shown}"
         policy = egress.current()
         line = f"{ANSWER}: {what}".strip()

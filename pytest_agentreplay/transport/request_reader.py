@@ -30,13 +30,13 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
+from .errors import BadRequestError, IncompleteRequestError
+
 __all__ = [
     "MAX_BODY",
     "MAX_HEADERS",
     "MAX_LINE",
-    "BadRequestError",
     "Framing",
-    "IncompleteRequestError",
     "Reader",
     "RequestHead",
     "framing",
@@ -65,19 +65,6 @@ class Reader(Protocol):
     def readline(self, size: int = -1, /) -> bytes: ...
 
     def read(self, size: int = -1, /) -> bytes: ...
-
-
-class BadRequestError(Exception):
-    """A request that cannot be read: answer ``status`` with ``reason``, then close."""
-
-    def __init__(self, status: int, reason: str) -> None:
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
-
-
-class IncompleteRequestError(Exception):
-    """The client closed (or reset) the connection before its request was whole."""
 
 
 @dataclass(frozen=True)

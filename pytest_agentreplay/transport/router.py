@@ -24,9 +24,10 @@ from urllib.parse import urlsplit
 from .. import jsonparse
 from ..urls import bare_url
 from . import children, egress, patch
-from .egress import EgressBlocked, resolves_to_loopback
+from .egress import resolves_to_loopback
+from .errors import EgressBlocked
+from .family import Family
 from .gate import Gate
-from .patch import Family
 from .playback import Playback
 
 __all__ = [

@@ -23,7 +23,7 @@ they mean in-process:
   no thread or socket outlives it.
 
 The server's own writes are not egress: they go to a client that connected to it,
-and bypass the guard of :mod:`.wire` (which judges sends by their peer).
+and bypass the guard of :mod:`.send_guard` (which judges sends by their peer).
 """
 
 from __future__ import annotations
@@ -42,10 +42,9 @@ from typing import TypeVar
 
 from ..providers.catalog import client_env
 from .delivery import Delivery
+from .errors import BadRequestError, IncompleteRequestError
 from .playback import Playback, reason_phrase
 from .request_reader import (
-    BadRequestError,
-    IncompleteRequestError,
     RequestHead,
     framing,
     read_body,

@@ -13,7 +13,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Cassette,
     Interaction,
     RecordedEvent,

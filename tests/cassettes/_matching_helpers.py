@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pytest_agentreplay.cassettes.model import RecordedRequest
+from pytest_agentreplay.cassettes.cassette import RecordedRequest
 
 ANTHROPIC = "https://api.anthropic.com/v1/messages"
 CHAT = "https://api.openai.com/v1/chat/completions"

@@ -15,14 +15,16 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pytest_agentreplay.cassettes.fields import join_headers
-from pytest_agentreplay.cassettes.wire import (
+from pytest_agentreplay.cassettes.from_wire import (
     _finite,
     _NotJSONError,
     _reject_constant,
     _unique,
     parse_json,
 )
-from pytest_agentreplay.cassettes.yaml.emit import MAX_DEPTH, UnstorableError, dump_json
+from pytest_agentreplay.cassettes.yaml.emit import dump_json
+from pytest_agentreplay.cassettes.yaml.errors import UnstorableError
+from pytest_agentreplay.cassettes.yaml.scalars import MAX_DEPTH
 
 
 def _reference_parse(raw: bytes | str) -> Any:

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from pytest_agentreplay.cassettes.calls import live_call, replayed_outcome
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Interaction,
     RecordedEvent,
     RecordedRequest,

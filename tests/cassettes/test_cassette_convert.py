@@ -14,9 +14,9 @@ import pytest
 import yaml
 
 from pytest_agentreplay import sse
+from pytest_agentreplay.cassettes.cassette import Cassette, RecordedResponse
+from pytest_agentreplay.cassettes.from_wire import request_from_wire, response_from_wire, split_sse
 from pytest_agentreplay.cassettes.io import CassetteFormatError, detect_format, dumps, load, loads
-from pytest_agentreplay.cassettes.model import Cassette, RecordedResponse
-from pytest_agentreplay.cassettes.wire import request_from_wire, response_from_wire, split_sse
 from tests import corpus
 
 FILES = corpus.files()

@@ -10,16 +10,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_agentreplay.cassettes import io as cassette_io
-from pytest_agentreplay.cassettes.io import CassetteFormatError, dumps, from_data, loads
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Cassette,
     Interaction,
     RecordedEvent,
     RecordedRequest,
     RecordedResponse,
 )
-from pytest_agentreplay.cassettes.yaml.emit import IMPLICIT_TAGS, MAX_DEPTH
+from pytest_agentreplay.cassettes.io import CassetteFormatError, dumps, from_data, loads
 from pytest_agentreplay.cassettes.yaml.fast import read_canonical
+from pytest_agentreplay.cassettes.yaml.scalars import IMPLICIT_TAGS, MAX_DEPTH
 from tests.cassettes._cassette_strategies import TRAPS, cassettes, json_values
 
 EXPECTED = """\
@@ -325,7 +325,8 @@ def test_unstorable_values_are_refused_naming_the_field(
 
 def _dump_raw(cassette: Cassette) -> str:
     """dumps() without checking the model again, so that values it refuses reach the writer."""
-    from pytest_agentreplay.cassettes.yaml.emit import UnstorableError, dump_cassette
+    from pytest_agentreplay.cassettes.yaml.emit import dump_cassette
+    from pytest_agentreplay.cassettes.yaml.errors import UnstorableError
 
     try:
         return dump_cassette(cassette)

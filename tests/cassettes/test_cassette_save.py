@@ -19,13 +19,13 @@ import pytest
 
 from pytest_agentreplay.cassettes import atomic as _files
 from pytest_agentreplay.cassettes import io as cassette_io
-from pytest_agentreplay.cassettes.io import CassetteFormatError, dumps, load, locked, save
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Cassette,
     Interaction,
     RecordedRequest,
     RecordedResponse,
 )
+from pytest_agentreplay.cassettes.io import CassetteFormatError, dumps, load, locked, save
 from tests.cassettes.test_cassette_format import EXPECTED, _example
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -128,7 +128,7 @@ from pathlib import Path
 from typing import Any
 from pytest_agentreplay.cassettes import atomic as _files
 from pytest_agentreplay.cassettes.io import save
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Cassette, Interaction, RecordedRequest, RecordedResponse,
 )
 
@@ -267,7 +267,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from pytest_agentreplay.cassettes.io import load, locked, save
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Cassette, Interaction, RecordedRequest, RecordedResponse,
 )
 
@@ -337,7 +337,7 @@ def test_a_nan_in_a_body_does_not_block_saving(tmp_path: Path) -> None:
 
 
 def test_a_large_stream_saves_and_loads_back(tmp_path: Path) -> None:
-    from pytest_agentreplay.cassettes.model import RecordedEvent
+    from pytest_agentreplay.cassettes.cassette import RecordedEvent
 
     events = [
         RecordedEvent(t=i / 1000, event="delta", data=f'{{"i":{i}}}' * 8) for i in range(20_000)

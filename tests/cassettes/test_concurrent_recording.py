@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentreplay.cassettes.io import load, save
-from pytest_agentreplay.cassettes.merge import fingerprint, order_blocks
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Cassette,
     Interaction,
     RecordedRequest,
     RecordedResponse,
 )
+from pytest_agentreplay.cassettes.io import load, save
+from pytest_agentreplay.cassettes.merge import fingerprint, order_blocks
 from pytest_agentreplay.redact import Scrubber
 from tests.cassettes._plugin_runs import PRELUDE, interactions, prompts, run, run_subprocess
 from tests.cassettes.test_strict_and_summary import summary

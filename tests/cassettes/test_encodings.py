@@ -17,12 +17,8 @@ import zstandard
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_agentreplay.cassettes.encodings import (
-    BodyDecoder,
-    ContentDecodingError,
-    codings,
-    decode,
-)
+from pytest_agentreplay.cassettes.encodings import BodyDecoder, codings, decode
+from pytest_agentreplay.cassettes.errors import ContentDecodingError
 
 PLAIN = bytes(random.Random(18).randrange(256) for _ in range(3000)) + b"hello " * 5000
 

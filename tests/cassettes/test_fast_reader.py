@@ -21,15 +21,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_agentreplay.cassettes import io as cassette_io
-from pytest_agentreplay.cassettes.fields import body_bytes
-from pytest_agentreplay.cassettes.io import CassetteFormatError, dumps, loads
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Cassette,
     RecordedEvent,
     RecordedRequest,
     RecordedResponse,
 )
-from pytest_agentreplay.cassettes.wire import request_from_wire
+from pytest_agentreplay.cassettes.fields import body_bytes
+from pytest_agentreplay.cassettes.from_wire import request_from_wire
+from pytest_agentreplay.cassettes.io import CassetteFormatError, dumps, loads
 from tests import corpus
 from tests.cassettes._cassette_strategies import cassettes, json_bodies, text
 from tests.cli._helpers import json_interaction, stream_interaction

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import google.genai  # noqa: F401 - imported once, before the in-process runs (see _plugin_runs)
 import pytest
 
-from pytest_agentreplay.model import Reply, Thinking, ToolCall, Usage
+from pytest_agentreplay.neutral import Reply, Thinking, ToolCall, Usage
 from tests.cassettes._plugin_runs import cassette, interactions, results, run
 from tests.servers import ProviderServer, provider_server
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_agentreplay.cassettes.cassette import RecordedRequest
 from pytest_agentreplay.cassettes.matching import Index, closest
-from pytest_agentreplay.cassettes.model import RecordedRequest
 from tests import corpus
 from tests.cassettes._matching_helpers import ANTHROPIC, CHAT, conversation, req
 

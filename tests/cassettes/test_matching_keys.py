@@ -9,17 +9,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_agentreplay.cassettes.cassette import RecordedRequest
+from pytest_agentreplay.cassettes.errors import MatchOnError
 from pytest_agentreplay.cassettes.matching import (
     MATCH_ON_DEFAULT,
     MATCHERS,
     Index,
-    MatchOnError,
     body_without,
     header,
     normalize_body,
     resolve_match_on,
 )
-from pytest_agentreplay.cassettes.model import RecordedRequest
 from tests.cassettes._matching_helpers import ANTHROPIC, CHAT, RESPONSES, conversation, req
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_agentreplay.cassettes.formats.raw_sse import from_raw_sse
-from pytest_agentreplay.model import Provider, Reply
+from pytest_agentreplay.neutral import Provider, Reply
 from pytest_agentreplay.providers import RenderContext, codec_for, detect, target
 from pytest_agentreplay.sse import encode
 

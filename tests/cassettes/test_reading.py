@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agentreplay.cassettes.errors import UnreadableFileError
 from pytest_agentreplay.cassettes.io import CassetteFormatError, load
-from pytest_agentreplay.cassettes.reading import UnreadableFileError, read_file
+from pytest_agentreplay.cassettes.reading import read_file
 
 
 def test_a_regular_file_is_read_whole(tmp_path: Path) -> None:
@@ -53,7 +54,8 @@ def test_a_directory_and_a_missing_file_say_what_they_are(tmp_path: Path) -> Non
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
 def test_the_writer_never_replaces_a_special_file(tmp_path: Path) -> None:
     """Through a link too: as root, a rename over ``/dev/zero`` replaced the device."""
-    from pytest_agentreplay.cassettes.atomic import NotAFileError, atomic_write
+    from pytest_agentreplay.cassettes.atomic import atomic_write
+    from pytest_agentreplay.cassettes.errors import NotAFileError
 
     pipe = tmp_path / "pipe.yaml"
     os.mkfifo(pipe)

@@ -252,15 +252,15 @@ def test_requests_is_recorded_through_vcrpy_into_the_same_cassette(
 
 
 def _pretend_clients_imported(pytester: pytest.Pytester, imported: bool) -> None:
-    """A conftest that makes ``vcr_bridge.clients_imported()`` answer ``imported`` for
+    """A conftest that makes vcrpy's ``clients_imported()`` answer ``imported`` for
     the run (in process, requests is always imported: this test module imports it)."""
     pytester.makeconftest(
-        "from pytest_agentreplay.cassettes import vcr_bridge\n\n"
-        "_real = vcr_bridge.clients_imported\n\n"
+        "from pytest_agentreplay.cassettes.formats import vcrpy\n\n"
+        "_real = vcrpy.clients_imported\n\n"
         "def pytest_configure(config):\n"
-        f"    vcr_bridge.clients_imported = lambda: {imported}\n\n"
+        f"    vcrpy.clients_imported = lambda: {imported}\n\n"
         "def pytest_unconfigure(config):\n"
-        "    vcr_bridge.clients_imported = _real\n"
+        "    vcrpy.clients_imported = _real\n"
     )
 
 

@@ -2,7 +2,7 @@
 
 Replay reads a file the plugin wrote through the one reader's fast path; the
 ``agentreplay.interactions`` a test reads, the requests a custom matcher is given
-and the interactions a custom scrubber is given are :mod:`~pytest_agentreplay.cassettes.model`
+and the interactions a custom scrubber is given are :mod:`~pytest_agentreplay.cassettes.cassette`
 objects all the same.
 """
 
@@ -11,14 +11,14 @@ from __future__ import annotations
 import pytest
 
 from pytest_agentreplay.cassettes import io as cassette
-from pytest_agentreplay.cassettes.model import Cassette
+from pytest_agentreplay.cassettes.cassette import Cassette
 from tests.cli._helpers import json_interaction, stream_interaction
 
 pytest_plugins = ["pytester"]
 
 CHECKS = """
 import httpx, pytest
-from pytest_agentreplay.cassettes.model import Interaction, RecordedRequest
+from pytest_agentreplay.cassettes.cassette import Interaction, RecordedRequest
 
 ANTHROPIC = "https://api.anthropic.com/v1/messages"
 CHAT = "https://api.openai.com/v1/chat/completions"
@@ -80,7 +80,7 @@ def test_a_custom_scrubber_is_given_the_model(pytester: pytest.Pytester) -> None
     _cassette(pytester, "test_custom_scrubber")
     pytester.makeconftest(
         """
-from pytest_agentreplay.cassettes.model import Interaction
+from pytest_agentreplay.cassettes.cassette import Interaction
 
 SCRUBBED = []
 

@@ -10,15 +10,15 @@ from typing import Any
 import pytest
 
 from pytest_agentreplay import Reply, sse
-from pytest_agentreplay.cassettes.handle import AgentReplay
-from pytest_agentreplay.cassettes.io import dumps
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Cassette,
     Interaction,
     RecordedEvent,
     RecordedRequest,
     RecordedResponse,
 )
+from pytest_agentreplay.cassettes.handle import AgentReplay
+from pytest_agentreplay.cassettes.io import dumps
 from tests import sdk
 from tests.cassettes._plugin_runs import PRELUDE, interactions, results, run
 from tests.servers import ProviderServer

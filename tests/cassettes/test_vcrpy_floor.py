@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_agentreplay.cassettes import vcr_bridge
+from pytest_agentreplay.cassettes.formats.vcrpy import bridge as vcr_bridge
 from tests.cassettes._plugin_runs import run
 
 pytest_plugins = ["pytester"]

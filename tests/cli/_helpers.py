@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_agentreplay.cassettes import io as cassette
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Cassette,
     Interaction,
     RecordedEvent,
@@ -25,7 +25,7 @@ from pytest_agentreplay.cassettes.model import (
     RecordedResponse,
 )
 from pytest_agentreplay.cli import main
-from pytest_agentreplay.model import Provider, Reply
+from pytest_agentreplay.neutral import Provider, Reply
 from pytest_agentreplay.providers import codec_for
 from pytest_agentreplay.providers.base import RenderContext
 from pytest_agentreplay.redact import default_scrubber

@@ -11,8 +11,8 @@ from vcr.serialize import deserialize
 from vcr.serializers import yamlserializer
 
 from pytest_agentreplay.cassettes import io as cassette
+from pytest_agentreplay.cassettes.cassette import Cassette
 from pytest_agentreplay.cassettes.formats.vcrpy import response_bytes
-from pytest_agentreplay.cassettes.model import Cassette
 from pytest_agentreplay.redact import default_scrubber
 from tests.cli._helpers import (
     CORPUS,

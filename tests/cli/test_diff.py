@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentreplay.model import Reply
+from pytest_agentreplay.neutral import Reply
 from tests.cli._helpers import (
     CORPUS,
     FAKE_KEY,

@@ -9,8 +9,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from pytest_agentreplay.cassettes import io as cassette
-from pytest_agentreplay.cassettes.model import RecordedEvent
-from pytest_agentreplay.model import Reply
+from pytest_agentreplay.cassettes.cassette import RecordedEvent
+from pytest_agentreplay.neutral import Reply
 from pytest_agentreplay.providers import codec_for, detect
 from tests.cli._helpers import (
     CORPUS,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_agentreplay.cassettes import io as cassette
-from pytest_agentreplay.model import Reply, Thinking, ToolCall, Usage
+from pytest_agentreplay.neutral import Reply, Thinking, ToolCall, Usage
 from tests.cli._helpers import (
     CORPUS,
     CORPUS_FILES,

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from pytest_agentreplay.cassettes import io as cassette
-from pytest_agentreplay.cassettes.model import Cassette, RecordedEvent
-from pytest_agentreplay.model import Reply
+from pytest_agentreplay.cassettes.cassette import Cassette, RecordedEvent
+from pytest_agentreplay.neutral import Reply
 from tests.cli._helpers import (
     CORPUS,
     FAKE_KEY,

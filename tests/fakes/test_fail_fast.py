@@ -237,7 +237,7 @@ def test_held_then_cut(interrupting_model, blocking_model):
 
 def test_cassette_miss_is_exported_at_the_top_level() -> None:
     import pytest_agentreplay
-    from pytest_agentreplay.cassettes.miss import CassetteMiss
+    from pytest_agentreplay.cassettes.errors import CassetteMiss
 
     assert pytest_agentreplay.CassetteMiss is CassetteMiss
     assert "CassetteMiss" in pytest_agentreplay.__all__

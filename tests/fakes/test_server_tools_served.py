@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from pytest_agentreplay import FakeModel, Fault, Reply
 from pytest_agentreplay.invariants import assert_every_tool_call_answered
-from pytest_agentreplay.model import Citation, SearchResult, ServerToolCall, Text, ToolCall
+from pytest_agentreplay.neutral import Citation, SearchResult, ServerToolCall, Text, ToolCall
 from pytest_agentreplay.providers import codec_for
 from pytest_agentreplay.providers.base import RenderContext
 from pytest_agentreplay.runlog import RunLog, ToolCalled

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from pytest_agentreplay.cassettes import io as cassette_io
-from pytest_agentreplay.cassettes.model import Cassette
+from pytest_agentreplay.cassettes.cassette import Cassette
 from pytest_agentreplay.cassettes.reading import MAX_FILE_BYTES
 from tests.cli._helpers import Result, stream_interaction
 

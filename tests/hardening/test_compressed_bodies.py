@@ -24,7 +24,7 @@ import yaml
 import zstandard
 
 from pytest_agentreplay.cassettes import io as cassette_io
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Cassette,
     Interaction,
     RecordedRequest,

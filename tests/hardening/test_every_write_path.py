@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from pytest_agentreplay.cassettes import io as cassette_io
+from pytest_agentreplay.cassettes.cassette import Cassette, Interaction
 from pytest_agentreplay.cassettes.io import dumps
 from pytest_agentreplay.cassettes.merge import fingerprint, order_blocks
-from pytest_agentreplay.cassettes.model import Cassette, Interaction
 from pytest_agentreplay.cassettes.session import CassetteSession
 from pytest_agentreplay.redact import Scrubber, SecretLeakError
 from pytest_agentreplay.transport.router import Router

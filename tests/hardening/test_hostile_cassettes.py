@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agentreplay.cassettes.cassette import Cassette
 from pytest_agentreplay.cassettes.io import CassetteFormatError, dumps, load
-from pytest_agentreplay.cassettes.model import Cassette
 from tests.cassettes._plugin_runs import run
 from tests.cli._helpers import json_interaction
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agentreplay.cassettes.cassette import Cassette
 from pytest_agentreplay.cassettes.io import save
-from pytest_agentreplay.cassettes.model import Cassette
 from pytest_agentreplay.redact import Scrubber, SecretLeakError
 from tests.redact._helpers import interaction, response
 

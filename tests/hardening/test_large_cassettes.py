@@ -20,15 +20,15 @@ from typing import Any
 import httpx2
 import pytest
 
-from pytest_agentreplay.cassettes.handle import AgentReplay
-from pytest_agentreplay.cassettes.io import dumps
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Cassette,
     Interaction,
     RecordedEvent,
     RecordedRequest,
     RecordedResponse,
 )
+from pytest_agentreplay.cassettes.handle import AgentReplay
+from pytest_agentreplay.cassettes.io import dumps
 from tests.cassettes._plugin_runs import PRELUDE, cassette, results, run
 from tests.servers import ProviderServer
 

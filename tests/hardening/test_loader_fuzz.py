@@ -13,8 +13,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_agentreplay.cassettes.cassette import Cassette
 from pytest_agentreplay.cassettes.io import CassetteFormatError, dumps, loads
-from pytest_agentreplay.cassettes.model import Cassette
 from tests import corpus
 from tests.cli._helpers import json_interaction, stream_interaction
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agentreplay.cassettes.cassette import Cassette, Interaction, RecordedRequest
 from pytest_agentreplay.cassettes.io import CassetteFormatError, dumps, load, save
-from pytest_agentreplay.cassettes.model import Cassette, Interaction, RecordedRequest
 from tests.cli._helpers import cli, good, json_interaction
 
 DIGITS = sys.get_int_max_str_digits() + 1

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agentreplay.cassettes.cassette import Cassette
 from pytest_agentreplay.cassettes.io import CassetteFormatError, dumps, load
-from pytest_agentreplay.cassettes.model import Cassette
 from tests.cli._helpers import json_interaction, stream_interaction
 
 GOOD = dumps(Cassette(interactions=[stream_interaction(), json_interaction()]))

@@ -23,8 +23,8 @@ import urllib3  # noqa: F401
 import yaml
 
 from pytest_agentreplay import Reply
+from pytest_agentreplay.cassettes.cassette import Cassette, RecordedRequest
 from pytest_agentreplay.cassettes.io import loads, save
-from pytest_agentreplay.cassettes.model import Cassette, RecordedRequest
 from tests.cassettes._plugin_runs import cassette, interactions, run
 from tests.servers import ProviderServer
 

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agentreplay.cassettes.cassette import Interaction, RecordedRequest
+from pytest_agentreplay.cassettes.from_wire import response_from_wire
 from pytest_agentreplay.cassettes.io import load
 from pytest_agentreplay.cassettes.merge import fingerprint
-from pytest_agentreplay.cassettes.model import Interaction, RecordedRequest
-from pytest_agentreplay.cassettes.wire import response_from_wire
 from pytest_agentreplay.cassettes.write import write_recorded
 from pytest_agentreplay.redact import Scrubber
 

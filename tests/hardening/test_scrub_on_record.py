@@ -24,13 +24,13 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_agentreplay.cassettes.io import save
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Cassette,
     Interaction,
     RecordedRequest,
     RecordedResponse,
 )
+from pytest_agentreplay.cassettes.io import save
 from pytest_agentreplay.redact import default_scrubber
 from tests.cassettes._plugin_runs import cassette, results, run
 from tests.servers import ProviderServer

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from pytest_agentreplay.cassettes import io as cassette_io
-from pytest_agentreplay.cassettes.model import Cassette
+from pytest_agentreplay.cassettes.cassette import Cassette
 from pytest_agentreplay.redact import Scrubber, SecretLeakError
 from pytest_agentreplay.redact.rules import Rules
 from tests.cassettes._plugin_runs import PRELUDE, run

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agentreplay.cassettes.cassette import Cassette
 from pytest_agentreplay.cassettes.io import dumps
-from pytest_agentreplay.cassettes.model import Cassette
 from pytest_agentreplay.harness.report_mask import mask_report
 from pytest_agentreplay.transport.router import HTTPRequest, Router
 from tests.cassettes._plugin_runs import run, run_subprocess

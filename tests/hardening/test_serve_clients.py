@@ -26,7 +26,7 @@ import pytest
 
 from pytest_agentreplay import FakeModel, Reply
 from pytest_agentreplay.cassettes import io as cassette_io
-from pytest_agentreplay.cassettes.model import Cassette
+from pytest_agentreplay.cassettes.cassette import Cassette
 from pytest_agentreplay.fakes import FakeServer
 from tests.cli._helpers import stream_interaction
 from tests.hardening._raw_http import RawClient, chunked, head

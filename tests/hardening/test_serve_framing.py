@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from pytest_agentreplay.cassettes import io as cassette_io
-from pytest_agentreplay.cassettes.model import Cassette
+from pytest_agentreplay.cassettes.cassette import Cassette
 from pytest_agentreplay.transport.server import ModelServer
 from tests.cli._helpers import stream_interaction
 from tests.hardening._raw_http import EchoHandler, RawClient, chunked, head

@@ -13,7 +13,7 @@ import secrets
 
 import pytest
 
-from pytest_agentreplay.model import Reply
+from pytest_agentreplay.neutral import Reply
 from tests.cassettes._plugin_runs import run
 from tests.servers import ProviderServer
 

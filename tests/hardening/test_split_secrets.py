@@ -18,7 +18,7 @@ import secrets
 import pytest
 
 from pytest_agentreplay import sse
-from pytest_agentreplay.model import Reply, ToolCall
+from pytest_agentreplay.neutral import Reply, ToolCall
 from pytest_agentreplay.providers import codec_for
 from pytest_agentreplay.providers.base import RenderContext
 from tests.cassettes._plugin_runs import cassette, run

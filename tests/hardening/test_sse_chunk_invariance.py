@@ -23,10 +23,10 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from pytest_agentreplay.cassettes.cassette import Interaction, RecordedRequest
+from pytest_agentreplay.cassettes.from_wire import response_from_wire, split_stream
 from pytest_agentreplay.cassettes.handle import AgentReplay
-from pytest_agentreplay.cassettes.model import Interaction, RecordedRequest
 from pytest_agentreplay.cassettes.replay import playback_for
-from pytest_agentreplay.cassettes.wire import response_from_wire, split_stream
 from pytest_agentreplay.sse import SSEDecoder
 from pytest_agentreplay.strategies import Chunking, chunkings, sse_streams
 from pytest_agentreplay.transport.answer import Plan

@@ -14,9 +14,9 @@ from typing import Any
 import httpx2
 import pytest
 
+from pytest_agentreplay.cassettes.cassette import Cassette
 from pytest_agentreplay.cassettes.handle import AgentReplay
 from pytest_agentreplay.cassettes.io import load, save
-from pytest_agentreplay.cassettes.model import Cassette
 from pytest_agentreplay.cassettes.replay import playback_for
 from pytest_agentreplay.sse import SSEEvent, decode, encode
 from pytest_agentreplay.transport.answer import Plan

@@ -27,14 +27,14 @@ import pytest
 
 from pytest_agentreplay.cassettes import atomic as _files
 from pytest_agentreplay.cassettes import io as cassette_io
-from pytest_agentreplay.cassettes.io import CassetteFormatError, load, save
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Cassette,
     Interaction,
     RecordedEvent,
     RecordedRequest,
     RecordedResponse,
 )
+from pytest_agentreplay.cassettes.io import CassetteFormatError, load, save
 from pytest_agentreplay.cassettes.yaml import fast
 from pytest_agentreplay.cassettes.yaml.fast import (
     NotCanonicalError,

@@ -20,14 +20,14 @@ import httpx2
 import pytest
 
 from pytest_agentreplay import EgressBlocked, Reply
-from pytest_agentreplay.cassettes.handle import AgentReplay
-from pytest_agentreplay.cassettes.io import save
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Cassette,
     Interaction,
     RecordedRequest,
     RecordedResponse,
 )
+from pytest_agentreplay.cassettes.handle import AgentReplay
+from pytest_agentreplay.cassettes.io import save
 from pytest_agentreplay.providers import codec_for
 from pytest_agentreplay.providers.base import RenderContext
 from tests.servers import ProviderServer

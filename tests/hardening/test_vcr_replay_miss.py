@@ -15,10 +15,10 @@ import pytest
 import requests
 import urllib3
 
+from pytest_agentreplay.cassettes.cassette import Cassette
+from pytest_agentreplay.cassettes.errors import CassetteMiss
 from pytest_agentreplay.cassettes.handle import AgentReplay
 from pytest_agentreplay.cassettes.io import save
-from pytest_agentreplay.cassettes.miss import CassetteMiss
-from pytest_agentreplay.cassettes.model import Cassette
 from tests.cli._helpers import stream_interaction
 
 URL = "https://api.anthropic.com/v1/messages"

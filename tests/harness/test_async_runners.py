@@ -14,7 +14,7 @@ import httpx2  # noqa: F401 - imported here once, so in-process runs reuse it
 import pytest
 
 from pytest_agentreplay import EgressBlocked
-from pytest_agentreplay.cassettes.miss import CassetteMiss
+from pytest_agentreplay.cassettes.errors import CassetteMiss
 
 pytest_plugins = ["pytester"]
 

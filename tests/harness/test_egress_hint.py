@@ -52,4 +52,3 @@ def test_a_fake_model_test_is_told_to_serve_or_allow_not_to_record(
 def test_a_test_with_a_cassette_is_told_how_to_record(pytester: pytest.Pytester) -> None:
     hint = _hints(pytester)["cassette"]
     assert "test_hint.py::test_with_cassette' --agentreplay-record-mode=new_episodes" in hint
-

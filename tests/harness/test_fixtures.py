@@ -446,7 +446,7 @@ def test_a_finished_test_lets_go_of_its_cassette(pytester: pytest.Pytester, vcr:
     the plugins installed. vcrpy's per-cassette classes sit in reference cycles; they
     must not hold our cassette."""
     from pytest_agentreplay.cassettes import io as cassette
-    from pytest_agentreplay.cassettes.model import (
+    from pytest_agentreplay.cassettes.cassette import (
         Cassette,
         Interaction,
         RecordedEvent,

@@ -58,7 +58,7 @@ def test_replaying_a_cassette_imports_no_yaml_no_pydantic_no_httpx2(tmp_path: ob
     from pathlib import Path
 
     from pytest_agentreplay.cassettes import io as cassette
-    from pytest_agentreplay.cassettes.model import (
+    from pytest_agentreplay.cassettes.cassette import (
         Cassette,
         Interaction,
         RecordedRequest,

@@ -7,7 +7,7 @@ import uuid
 
 import openai
 
-from pytest_agentreplay.model import Usage
+from pytest_agentreplay.neutral import Usage
 from pytest_agentreplay.runlog import RunLog
 
 

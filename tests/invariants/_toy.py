@@ -22,7 +22,7 @@ from typing import Any
 import anthropic
 import httpx2
 
-from pytest_agentreplay.model import Usage
+from pytest_agentreplay.neutral import Usage
 from pytest_agentreplay.runlog import RunLog
 
 MODEL = "claude-sonnet-4-6"

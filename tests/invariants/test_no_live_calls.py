@@ -19,7 +19,7 @@ import pytest
 
 from pytest_agentreplay import FakeModel, Reply, Usage, invariants
 from pytest_agentreplay.cassettes import io as cassette_io
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Cassette,
     Interaction,
     RecordedEvent,
@@ -27,7 +27,7 @@ from pytest_agentreplay.cassettes.model import (
     RecordedResponse,
 )
 from pytest_agentreplay.invariants import InvariantViolation
-from pytest_agentreplay.model import Request
+from pytest_agentreplay.neutral import Request
 from pytest_agentreplay.providers import codec_for
 from pytest_agentreplay.providers.base import RenderContext
 from pytest_agentreplay.runlog import Egress, RunLog

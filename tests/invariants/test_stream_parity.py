@@ -22,7 +22,7 @@ from hypothesis import given, settings
 
 from pytest_agentreplay import Reply, Usage, invariants, strategies
 from pytest_agentreplay.cassettes import io as cassette_io
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Cassette,
     Interaction,
     RecordedEvent,
@@ -30,7 +30,7 @@ from pytest_agentreplay.cassettes.model import (
     RecordedResponse,
 )
 from pytest_agentreplay.invariants import InvariantViolation
-from pytest_agentreplay.model import Request
+from pytest_agentreplay.neutral import Request
 from pytest_agentreplay.providers import codec_for
 from pytest_agentreplay.providers.base import RenderContext
 from pytest_agentreplay.runlog import Delta, RunLog, StepCompleted

@@ -175,8 +175,8 @@ def test_the_recorded_cassette_lints_clean(pytester: pytest.Pytester) -> None:
 
 
 def test_recordings_are_matched_without_ids_and_client_info(tmp_path: Path) -> None:
+    from pytest_agentreplay.cassettes.cassette import RecordedRequest
     from pytest_agentreplay.cassettes.matching import Index, body_with
-    from pytest_agentreplay.cassettes.model import RecordedRequest
 
     def call(id_: int, version: str) -> RecordedRequest:
         return RecordedRequest(

@@ -13,11 +13,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_agentreplay.cassettes import io as cassette_io
+from pytest_agentreplay.cassettes.cassette import Cassette, Interaction, RecordedRequest
+from pytest_agentreplay.cassettes.from_wire import request_from_wire, response_from_wire
 from pytest_agentreplay.cassettes.match_parts import normalize_body
 from pytest_agentreplay.cassettes.matching import Index
-from pytest_agentreplay.cassettes.model import Cassette, Interaction, RecordedRequest
 from pytest_agentreplay.cassettes.multipart import multipart_parts
-from pytest_agentreplay.cassettes.wire import request_from_wire, response_from_wire
 
 pytest_plugins = ["pytester"]
 

@@ -1,5 +1,6 @@
 """Issue 20, item 16: vcrpy's filters on this plugin's model, with vcrpy's semantics
-(:mod:`pytest_agentreplay.cassettes.vcr_filters`, :mod:`pytest_agentreplay.harness.vcr_config`).
+(:mod:`pytest_agentreplay.cassettes.formats.vcrpy.filters`,
+:mod:`pytest_agentreplay.harness.vcrpy.config`).
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from vcr.record_mode import RecordMode
 
-from pytest_agentreplay.cassettes.model import Interaction
-from pytest_agentreplay.cassettes.vcr_filters import VcrFilterError, VcrFilters
-from pytest_agentreplay.cassettes.wire import request_from_wire, response_from_wire
-from pytest_agentreplay.harness.vcr_config import record_mode_value, split
+from pytest_agentreplay.cassettes.cassette import Interaction
+from pytest_agentreplay.cassettes.formats.vcrpy import VcrFilterError, VcrFilters
+from pytest_agentreplay.cassettes.from_wire import request_from_wire, response_from_wire
+from pytest_agentreplay.harness.vcrpy import record_mode_value, split
 
 URL = "https://api.example.test/v1/items?key=k1&page=2"
 NAMES = ["x-tenant", "x-team", "x-trace", "accept", "x-region"]

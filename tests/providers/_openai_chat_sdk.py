@@ -14,7 +14,7 @@ from typing import Any
 import httpx2
 import openai
 
-from pytest_agentreplay.model import Reply
+from pytest_agentreplay.neutral import Reply
 from pytest_agentreplay.providers.base import IdFactory, RenderContext
 from pytest_agentreplay.providers.openai_chat import OpenAIChatCodec
 from pytest_agentreplay.sse import encode

@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_agentreplay.errors import CodecError
-from pytest_agentreplay.model import (
+from pytest_agentreplay.neutral import (
     Fault,
     Other,
     Reply,

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from pydantic_ai.messages import TextPart, ThinkingPart, ToolCallPart
 
 from pytest_agentreplay.errors import CodecError
-from pytest_agentreplay.model import Fault, Reply, StopReason, Text, Thinking, ToolCall, Usage
+from pytest_agentreplay.neutral import Fault, Reply, StopReason, Text, Thinking, ToolCall, Usage
 from pytest_agentreplay.providers import codec_for
 from pytest_agentreplay.providers.base import IdFactory, RenderContext
 from pytest_agentreplay.providers.gemini import GeminiCodec

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from pytest_agentreplay import providers
-from pytest_agentreplay.model import PROVIDERS, Provider
+from pytest_agentreplay.neutral import PROVIDERS, Provider
 from pytest_agentreplay.providers import codec_for, detect, target
 from pytest_agentreplay.providers.catalog import CATALOG, DEFAULT_HOSTS, facts
 from pytest_agentreplay.providers.roles import FolderCodec
@@ -30,7 +30,7 @@ ROLES = {
     "render": ("render_body", "iter_events"),
     "fold": ("fold",),
     "reply": ("to_reply",),
-    "errors": ("error_response", "error_event"),
+    "error_bodies": ("error_response", "error_event"),
 }
 
 

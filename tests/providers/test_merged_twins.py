@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from pytest_agentreplay.errors import CodecError
-from pytest_agentreplay.model import PROVIDERS, Citation, Provider, Reply, ServerToolCall, Text
+from pytest_agentreplay.neutral import PROVIDERS, Citation, Provider, Reply, ServerToolCall, Text
 from pytest_agentreplay.providers import IdFactory, RenderContext, codec_for
 from pytest_agentreplay.sse import SSEEvent
 

@@ -18,9 +18,10 @@ import openai
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from openai.lib.streaming.chat import ChatCompletionStreamState
 
 from pytest_agentreplay.errors import CodecError
-from pytest_agentreplay.model import Fault, Reply, Text, Thinking, ToolCall, Usage
+from pytest_agentreplay.neutral import Fault, Reply, Text, Thinking, ToolCall, Usage
 from pytest_agentreplay.providers import codec_for, detect
 from pytest_agentreplay.providers.base import IdFactory, RenderContext
 from pytest_agentreplay.providers.openai_chat import OpenAIChatCodec
@@ -282,7 +283,7 @@ def test_length_stream_accumulates_like_the_sdk_state() -> None:
     reply = Reply.text("cut sho", stop="max_tokens")
     events = CODEC.render_events(reply, ctx_for(CODEC, STREAM_BODY))
     sdk = client(lambda _: sse_response(encode(events), {"content-type": "text/event-stream"}))
-    state = openai.lib.streaming.chat.ChatCompletionStreamState()
+    state = ChatCompletionStreamState()
     for chunk in sdk.chat.completions.create(model="gpt-4o", messages=MESSAGES, stream=True):
         state.handle_chunk(chunk)
     snapshot = state.current_completion_snapshot

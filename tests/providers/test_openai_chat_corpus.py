@@ -24,7 +24,7 @@ import pytest
 from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletion
 
-from pytest_agentreplay.model import Reply, Text, Thinking
+from pytest_agentreplay.neutral import Reply, Text, Thinking
 from pytest_agentreplay.providers.base import IdFactory, RenderContext
 from pytest_agentreplay.providers.openai_chat import OpenAIChatCodec
 from pytest_agentreplay.sse import SSEEvent, decode

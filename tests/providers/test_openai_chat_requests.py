@@ -9,7 +9,7 @@ import httpx2
 import pytest
 
 from pytest_agentreplay.errors import CodecError
-from pytest_agentreplay.model import Message, Other, Text, Thinking, Tool, ToolCall, ToolResult
+from pytest_agentreplay.neutral import Message, Other, Text, Thinking, Tool, ToolCall, ToolResult
 from pytest_agentreplay.providers.openai_chat import OpenAIChatCodec
 from tests.providers._openai_chat_sdk import client
 

@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_agentreplay.errors import CodecError
-from pytest_agentreplay.model import (
+from pytest_agentreplay.neutral import (
     Fault,
     Other,
     Reply,
@@ -514,8 +514,9 @@ def test_explicit_error_type_is_used() -> None:
     )
 
 
-@pytest.mark.parametrize(("seconds", "header", "ms"),
-                         [(2.0, "2", None), (30, "30", None), (0.25, "1", "250")])
+@pytest.mark.parametrize(
+    ("seconds", "header", "ms"), [(2.0, "2", None), (30, "30", None), (0.25, "1", "250")]
+)
 def test_retry_after_header(seconds: float, header: str, ms: str | None) -> None:
     error = CODEC.error_response(Fault.http(429, retry_after=seconds), ctx())
     assert error.headers["retry-after"] == header

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from pytest_agentreplay.errors import CodecError
-from pytest_agentreplay.model import Reply, ServerToolCall, Text, Thinking, ToolCall
+from pytest_agentreplay.neutral import Reply, ServerToolCall, Text, Thinking, ToolCall
 from pytest_agentreplay.providers.base import IdFactory, RenderContext
 from pytest_agentreplay.providers.openai_responses import OpenAIResponsesCodec
 from pytest_agentreplay.sse import SSEEvent, decode

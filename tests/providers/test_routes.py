@@ -6,7 +6,7 @@ from typing import get_args
 
 import pytest
 
-from pytest_agentreplay.model import PROVIDERS, Provider
+from pytest_agentreplay.neutral import PROVIDERS, Provider
 from pytest_agentreplay.providers import codec_for, detect
 from pytest_agentreplay.providers.routes import handles
 

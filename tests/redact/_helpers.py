@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Cassette,
     Interaction,
     RecordedEvent,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pytest_agentreplay.cassettes.model import RecordedResponse
+from pytest_agentreplay.cassettes.cassette import RecordedResponse
 from pytest_agentreplay.redact import Scrubber
 from pytest_agentreplay.sse import decode, encode
 from tests.redact._helpers import interaction, request, response

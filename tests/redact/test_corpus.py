@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentreplay.cassettes.model import Interaction
+from pytest_agentreplay.cassettes.cassette import Interaction
 from pytest_agentreplay.redact import Scrubber
 from tests import corpus
 from tests.redact._helpers import corpus_cassette, dump

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_agentreplay import redact
-from pytest_agentreplay.cassettes.model import Cassette, Interaction
+from pytest_agentreplay.cassettes.cassette import Cassette, Interaction
 from pytest_agentreplay.redact import Scrubber
 from tests.redact._helpers import dump, interaction, request, response
 

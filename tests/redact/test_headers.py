@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_agentreplay.cassettes.model import RecordedRequest, RecordedResponse
+from pytest_agentreplay.cassettes.cassette import RecordedRequest, RecordedResponse
 from pytest_agentreplay.redact import Scrubber
 from tests.redact._helpers import dump, interaction, request, response
 

@@ -11,7 +11,7 @@ import json
 import brotli
 import pytest
 
-from pytest_agentreplay.cassettes.model import Cassette, Interaction, RecordedResponse
+from pytest_agentreplay.cassettes.cassette import Cassette, Interaction, RecordedResponse
 from pytest_agentreplay.redact import Finding, Scrubber, SecretLeakError
 from pytest_agentreplay.redact.bodies import scrub_multipart
 from pytest_agentreplay.redact.rules import Rules

@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_agentreplay.cassettes.model import Cassette, Interaction
+from pytest_agentreplay.cassettes.cassette import Cassette, Interaction
 from pytest_agentreplay.redact import Scrubber
 from tests.redact._helpers import dump, request, response
 

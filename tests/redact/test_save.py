@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_agentreplay.cassettes import io as cassette
-from pytest_agentreplay.cassettes.model import Cassette
+from pytest_agentreplay.cassettes.cassette import Cassette
 from pytest_agentreplay.redact import Finding, Scrubber, SecretLeakError
 from tests import corpus
 from tests.redact._helpers import interaction, request, response

@@ -13,8 +13,8 @@ import anthropic
 import pytest
 
 from pytest_agentreplay import FakeModel, Reply
+from pytest_agentreplay.cassettes.cassette import Cassette
 from pytest_agentreplay.cassettes.io import dumps
-from pytest_agentreplay.cassettes.model import Cassette
 from pytest_agentreplay.runlog import RunLog
 from pytest_agentreplay.snapshot import VOLATILE_HEADERS, snapshot_view
 from tests.strategies import _cassettes

@@ -5,14 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_agentreplay import Reply
-from pytest_agentreplay.cassettes.io import dumps
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Cassette,
     Interaction,
     RecordedEvent,
     RecordedRequest,
     RecordedResponse,
 )
+from pytest_agentreplay.cassettes.io import dumps
 from pytest_agentreplay.providers import codec_for
 from pytest_agentreplay.providers.base import RenderContext
 

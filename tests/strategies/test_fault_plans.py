@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from pytest_agentreplay import FakeModel, Fault, FaultPlan, Reply, Text, Thinking, ToolCall, Usage
 from pytest_agentreplay.cassettes.handle import AgentReplay
-from pytest_agentreplay.model import (
+from pytest_agentreplay.neutral import (
     Citation,
     SearchResult,
     ServerToolCall,

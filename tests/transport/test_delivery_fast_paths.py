@@ -15,7 +15,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from pytest_agentreplay import sse
-from pytest_agentreplay.cassettes.model import RecordedEvent
+from pytest_agentreplay.cassettes.cassette import RecordedEvent
 from pytest_agentreplay.errors import SSEEncodeError
 from pytest_agentreplay.sse import SSEEvent
 from pytest_agentreplay.transport.chunking import Chunking

@@ -17,13 +17,13 @@ import pytest
 import yaml
 
 from pytest_agentreplay import FakeModel, Fault
-from pytest_agentreplay.cassettes.formats.vcrpy import vcr_text
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Cassette,
     Interaction,
     RecordedRequest,
     RecordedResponse,
 )
+from pytest_agentreplay.cassettes.formats.vcrpy import vcr_text
 from pytest_agentreplay.transport.playback import reason_phrase
 
 URL = "https://api.anthropic.com/v1/messages"

@@ -1,15 +1,46 @@
-"""The anthropic SDK's ``http-snapshot`` JSON (an array of request / response pairs),
-read as cassette data."""
+"""The anthropic SDK's ``http-snapshot`` JSON (an array of request / response pairs):
+told apart (:func:`sniff`), read as cassette data (:func:`from_http_snapshot`), and
+seen as written for ``lint`` and ``convert`` (:func:`source_loc`,
+:func:`sent_body`, :func:`reshaped`)."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..fields import kind_name
-from ..wire import body_fields, response_fields
-from .shape import Loc, ShapeError, field, header_map, mapping, parsed_body
+from ..from_wire import body_fields, response_fields
+from .errors import ShapeError
+from .shape import (
+    Loc,
+    Reshaped,
+    field,
+    header_map,
+    mapping,
+    parsed_body,
+    renamed,
+    repeated_headers,
+)
 
-__all__ = ["from_http_snapshot"]
+__all__ = [
+    "FIELD_NAMES",
+    "from_http_snapshot",
+    "reshaped",
+    "sent_body",
+    "sniff",
+    "source_loc",
+    "stored_responses",
+]
+
+FIELD_NAMES = {"status": "status_code", "events": "body", "json": "body", "tail": "body"}
+"""Our field names, as an http-snapshot file names the field that holds the same thing."""
+
+
+def sniff(head: str) -> bool:
+    """Whether a text starting with ``head`` (no BOM, no leading blank line) is an
+    http-snapshot file: a JSON array."""
+    return head.startswith("[")
 
 
 def _body(body: Any, headers: dict[str, str], loc: Loc, *, response: bool) -> dict[str, Any]:
@@ -58,3 +89,34 @@ def from_http_snapshot(data: Any) -> dict[str, Any]:
             }
         )
     return {"version": 1, "interactions": interactions}
+
+
+def source_loc(index: int, *rest: str | int) -> Loc:
+    """Where ``interactions[index].<rest>`` (our layout) is in an http-snapshot file."""
+    return (index, *renamed(rest, FIELD_NAMES))
+
+
+def stored_responses(document: Any) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    """The responses of an http-snapshot file's parsed document, by exchange index."""
+    for index, item in enumerate(document if isinstance(document, list) else ()):
+        response = item.get("response") if isinstance(item, Mapping) else None
+        if isinstance(response, Mapping):
+            yield index, response
+
+
+def sent_body(response: Mapping[str, Any]) -> tuple[bytes | None, bool]:
+    """The body bytes the SDK's tests replay for a stored response, and whether they
+    are the stored text itself (``False``: a JSON value re-serialized)."""
+    body = response.get("body")
+    if body is None:
+        return b"", True
+    if isinstance(body, str):
+        return body.encode("utf-8"), True
+    return json.dumps(body).encode("utf-8"), False
+
+
+def reshaped(document: Any) -> Reshaped:
+    """What reading an http-snapshot file changes: repeated headers, joined."""
+    items = [i for i in document if isinstance(i, Mapping)] if isinstance(document, list) else []
+    sides = [item.get(side) for item in items for side in ("request", "response")]
+    return Reshaped(repeated_headers=repeated_headers(sides))

@@ -1,13 +1,23 @@
-"""A bare event-stream body (SDK test fixtures) read as a one-interaction cassette."""
+"""A bare event-stream body (SDK test fixtures): told apart (:func:`sniff`) and read
+as a one-interaction cassette (:func:`from_raw_sse`)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ...providers.catalog import stream_guess
-from ..wire import split_stream
+from ..from_wire import split_stream
 
-__all__ = ["from_raw_sse"]
+__all__ = ["from_raw_sse", "sniff"]
+
+_START = re.compile(r"(?:event|data|id|retry)[ \t]*:|:")
+
+
+def sniff(head: str) -> bool:
+    """Whether a text starting with ``head`` (no BOM, no leading blank line) is a bare
+    event stream: it starts with a field name or a comment."""
+    return _START.match(head) is not None
 
 
 def from_raw_sse(raw: bytes) -> dict[str, Any]:

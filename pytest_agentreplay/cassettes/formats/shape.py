@@ -1,31 +1,35 @@
 """Reading another tool's file: fields checked for their kind, errors located in it.
 
 A converter reads a parsed document with these helpers; a field of the wrong kind
-raises :class:`ShapeError` with its path in the *source* file, which the reader
-turns into a :class:`~...errors.CassetteFormatError` pointing at its line.
+raises :class:`~.errors.ShapeError` with its path in the *source* file, which the
+reader turns into a :class:`~...errors.CassetteFormatError` pointing at its line.
+:class:`Reshaped` counts what reading a file changes that ``convert`` reports.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..fields import join_headers, json_problem, kind_name
-from ..wire import body_fields, parse_json
+from ..from_wire import body_fields, parse_json
+from .errors import ShapeError
 
-__all__ = ["Loc", "ShapeError", "as_bytes", "field", "header_map", "mapping", "parsed_body"]
+__all__ = [
+    "Loc",
+    "Reshaped",
+    "as_bytes",
+    "field",
+    "header_map",
+    "mapping",
+    "parsed_body",
+    "renamed",
+    "repeated_headers",
+]
 
 Loc = tuple[str | int, ...]
-
-
-class ShapeError(ValueError):
-    """A source file has a field of the wrong kind (``loc`` is its path in the file)."""
-
-    def __init__(self, problem: str, loc: Loc) -> None:
-        self.problem = problem
-        self.loc = loc
-        super().__init__(problem)
 
 
 def field(
@@ -76,3 +80,29 @@ def parsed_body(value: Any, loc: Loc) -> dict[str, Any]:
     if isinstance(value, (dict, list)) and parse_json(text) is not None:
         return {"json": value}
     return body_fields(text.encode("utf-8"), "application/json")
+
+
+@dataclass(frozen=True)
+class Reshaped:
+    """What reading another tool's file changes that its user may miss (``agentreplay
+    convert`` lists it): headers with several values, joined with ``, ``; status
+    reason phrases that are not the standard one, not kept."""
+
+    repeated_headers: int = 0
+    reason_phrases: int = 0
+
+
+def repeated_headers(sides: Iterable[Any]) -> int:
+    """How many headers of ``sides`` (requests and responses as a file has them) hold
+    more than one value."""
+    count = 0
+    for side in sides:
+        headers = side.get("headers") if isinstance(side, Mapping) else None
+        if isinstance(headers, Mapping):
+            count += sum(1 for v in headers.values() if isinstance(v, list) and len(v) > 1)
+    return count
+
+
+def renamed(loc: Loc, names: Mapping[str, str]) -> Loc:
+    """A field path of our layout with its parts named as another format names them."""
+    return tuple(names.get(part, part) if isinstance(part, str) else part for part in loc)

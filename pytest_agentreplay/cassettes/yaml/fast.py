@@ -20,11 +20,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .emit import MAX_DEPTH
+from .errors import NotCanonicalError
+from .scalars import MAX_DEPTH
 
 __all__ = [
     "BLOCK_BYTES",
-    "NotCanonicalError",
     "read_canonical",
     "read_canonical_file",
     "scan_canonical_file",
@@ -32,10 +32,6 @@ __all__ = [
 
 BLOCK_BYTES = 64 * 1024
 """About how much of a file :func:`read_canonical_file` reads at a time."""
-
-
-class NotCanonicalError(Exception):
-    """The text is not in the exact layout the writer produces."""
 
 
 _SINGLE = r"'[^']*(?:''[^']*)*'"

@@ -12,10 +12,9 @@ installed) with three additions:
 * only the standard safe tags construct anything; ``!!python/...`` and unknown
   tags are errors (no code runs, nothing is imported).
 
-Errors come out as :class:`~..io.CassetteFormatError`
-with the line and column of the offending node. :func:`locate` finds the line
-of a field path (``interactions[3].response.status``) in a document, for
-validation errors found after loading.
+Errors come out as :class:`~...errors.CassetteFormatError` with the line and
+column of the offending node. A field path found wrong after loading is placed by
+:class:`~.nodes.NodeLocator`.
 """
 
 from __future__ import annotations
@@ -27,9 +26,9 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ...errors import CassetteFormatError
-from .emit import MAX_DEPTH
+from .scalars import MAX_DEPTH
 
-__all__ = ["MAX_ALIASES", "MAX_LOAD_DEPTH", "CassetteLoader", "load_yaml", "locate"]
+__all__ = ["MAX_ALIASES", "MAX_LOAD_DEPTH", "CassetteLoader", "load_yaml"]
 
 MAX_LOAD_DEPTH = MAX_DEPTH + 8
 """Collections may nest this deep in a file: the writer's limit plus the cassette's own levels."""
@@ -209,33 +208,3 @@ def load_yaml(text: str, path: str) -> Any:
         raise CassetteFormatError(
             f"collections nest deeper than {MAX_LOAD_DEPTH} levels", path=path
         ) from None
-
-
-def _find(node: Node, part: str | int) -> tuple[Node, Node] | None:
-    """The (key or item node, value node) for one path step, if present."""
-    if isinstance(node, MappingNode) and isinstance(part, str):
-        for key_node, value_node in node.value:
-            if isinstance(key_node, ScalarNode) and key_node.value == part:
-                return key_node, value_node
-    if isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
-        item: Node = node.value[part]
-        return item, item
-    return None
-
-
-def locate(text: str, loc: tuple[str | int, ...]) -> tuple[int, int] | None:
-    """1-based (line, column) of the deepest node of ``loc`` found in ``text``."""
-    try:
-        node = yaml.compose(text, Loader=CassetteLoader)  # composes nodes only
-    except (yaml.YAMLError, RecursionError):
-        return None
-    if node is None:
-        return None
-    mark = node.start_mark
-    for part in loc:
-        found = _find(node, part)
-        if found is None:
-            break
-        mark = found[0].start_mark
-        node = found[1]
-    return mark.line + 1, mark.column + 1

@@ -1,7 +1,7 @@
 """Anthropic Messages (``POST …/v1/messages``): the codec and its error catalogue.
 
 One module per role, as in every provider folder (see :mod:`..roles`): ``request``,
-``render`` (content blocks in ``blocks``), ``fold``, ``reply``, ``errors``, assembled by
+``render`` (content blocks in ``blocks``), ``fold``, ``reply``, ``error_bodies``, assembled by
 ``codec``. What the rest of the plugin knows about Anthropic (host, paths, a minimal
 body, body noise) is its entry in :mod:`..catalog`.
 """
@@ -14,7 +14,7 @@ from ..._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .codec import AnthropicCodec
-    from .errors import ERROR_MESSAGES, ERROR_TYPES, default_error_type
+    from .error_bodies import ERROR_MESSAGES, ERROR_TYPES, default_error_type
 
 __all__ = ["ERROR_MESSAGES", "ERROR_TYPES", "AnthropicCodec", "default_error_type"]
 
@@ -23,7 +23,7 @@ if not TYPE_CHECKING:  # type checkers read the imports above
         __name__,
         {
             ".codec": ("AnthropicCodec",),
-            ".errors": (
+            ".error_bodies": (
                 "ERROR_MESSAGES",
                 "ERROR_TYPES",
                 "default_error_type",

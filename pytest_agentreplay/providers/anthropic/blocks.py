@@ -1,7 +1,7 @@
 """Anthropic content blocks: a neutral part as the final block(s) of a ``Message``, what
 ``content_block_start`` announces for each, and the deltas that grow it.
 
-One part is one block, except a :class:`~...model.ServerToolCall`, which is two, as the
+One part is one block, except a :class:`~...neutral.ServerToolCall`, which is two, as the
 API sends a provider-side tool: a ``server_tool_use`` block (its input streamed as
 ``input_json_delta`` fragments, like a tool call's) followed by its result block,
 ``web_search_tool_result`` or ``code_execution_tool_result``, which arrives whole in
@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any
 
-from ...model import Citation, Part, ServerToolCall, Text, ToolCall
+from ...neutral import Citation, Part, ServerToolCall, Text, ToolCall
 from ..base import RenderContext, iter_text, split_json
 
 __all__ = ["B64", "container", "deltas", "opening", "server_tool_usage", "to_blocks"]

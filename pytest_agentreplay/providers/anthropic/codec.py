@@ -2,17 +2,17 @@
 
 Its roles are the modules beside it: :mod:`.request` parses what was asked,
 :mod:`.render` (with :mod:`.blocks`) renders a reply, :mod:`.fold` folds a stream back,
-:mod:`.reply` reads a body back, :mod:`.errors` renders the API's errors.
+:mod:`.reply` reads a body back, :mod:`.error_bodies` renders the API's errors.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-from ...model import Provider
+from ...neutral import Provider
 from ..base import RenderContext
 from ..roles import FolderCodec, Roles
-from . import errors, fold, render, reply, request
+from . import error_bodies, fold, render, reply, request
 
 __all__ = ["AnthropicCodec"]
 
@@ -21,7 +21,7 @@ class AnthropicCodec(FolderCodec):
     """Anthropic Messages: ``POST /v1/messages``, JSON or SSE (``stream: true``)."""
 
     provider: ClassVar[Provider] = "anthropic"
-    roles: ClassVar[Roles] = Roles(request, render, fold, reply, errors)
+    roles: ClassVar[Roles] = Roles(request, render, fold, reply, error_bodies)
     event_error_type: ClassVar[str] = "overloaded_error"
     request_id_header: ClassVar[str] = "request-id"
 

@@ -1,4 +1,4 @@
-"""Render a neutral :class:`~...model.Reply` as an Anthropic ``Message`` body, or as
+"""Render a neutral :class:`~...neutral.Reply` as an Anthropic ``Message`` body, or as
 the event stream the API sends for it::
 
     message_start, content_block_start, ping, content_block_delta..., content_block_stop,
@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ...model import Reply, StopReason, Usage
+from ...neutral import Reply, StopReason, Usage
 from ...sse import SSEEvent
 from ..base import Codec, RenderContext, json_data
 from .blocks import container, deltas, opening, server_tool_usage, to_blocks

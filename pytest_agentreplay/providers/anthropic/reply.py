@@ -1,8 +1,8 @@
-"""A final Anthropic ``Message`` body back to a neutral :class:`~...model.Reply`.
+"""A final Anthropic ``Message`` body back to a neutral :class:`~...neutral.Reply`.
 
 Text (with its web citations), tool-use and thinking blocks become parts; a
 ``server_tool_use`` block of a tool the codec renders (``web_search``,
-``code_execution``) becomes a :class:`~...model.ServerToolCall` together with the
+``code_execution``) becomes a :class:`~...neutral.ServerToolCall` together with the
 result block that answers it. Blocks with no neutral form (redacted thinking, other
 server tools, citations of documents rather than web pages) are left out.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...model import (
+from ...neutral import (
     Citation,
     CodeOutput,
     Part,

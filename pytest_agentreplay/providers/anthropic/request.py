@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...model import (
+from ...neutral import (
     Message,
     MessagePart,
     Other,

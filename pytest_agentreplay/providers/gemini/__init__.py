@@ -2,7 +2,7 @@
 for the Gemini API and Vertex AI.
 
 One module per role, as in every provider folder (see :mod:`..roles`): ``request``,
-``render``, ``fold``, ``reply``, ``errors`` (the parts requests and answers share in
+``render``, ``fold``, ``reply``, ``error_bodies`` (the parts requests and answers share in
 ``parts``), assembled by ``codec``.
 """
 

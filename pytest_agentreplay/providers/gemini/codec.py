@@ -17,7 +17,7 @@ speak the same JSON:
 Where the model is and whether to stream are in the path, so requests are parsed with
 :meth:`GeminiCodec.parse_call`. Rendering, folding, request parsing, reading an answer
 back and the error catalogue live in :mod:`.render`, :mod:`.fold`, :mod:`.request`,
-:mod:`.reply` and :mod:`.errors` (the parts the last three read alike in :mod:`.parts`).
+:mod:`.reply` and :mod:`.error_bodies` (the parts the last three read alike in :mod:`.parts`).
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ...model import Fault, Provider
+from ...neutral import Fault, Provider
 from ...sse import LineEnd
 from ..base import RenderContext, estimate_tokens, json_data
 from ..roles import FolderCodec, Roles
-from . import errors, fold, render, reply, request
+from . import error_bodies, fold, render, reply, request
 
 __all__ = ["GeminiCodec"]
 
@@ -38,8 +38,8 @@ class GeminiCodec(FolderCodec):
     """Gemini ``generateContent`` / ``streamGenerateContent``, Gemini API and Vertex AI."""
 
     provider: ClassVar[Provider] = "gemini"
-    roles: ClassVar[Roles] = Roles(request, render, fold, reply, errors)
-    event_error_type: ClassVar[str] = errors.DEFAULT_EVENT_STATUS
+    roles: ClassVar[Roles] = Roles(request, render, fold, reply, error_bodies)
+    event_error_type: ClassVar[str] = error_bodies.DEFAULT_EVENT_STATUS
     stream_content_type: ClassVar[str] = "text/event-stream"
     json_content_type: ClassVar[str] = "application/json; charset=UTF-8"
     sse_line_end: ClassVar[LineEnd] = "\r\n"
@@ -59,7 +59,7 @@ class GeminiCodec(FolderCodec):
 
     def as_http_error(self, fault: Fault) -> Fault:
         """An in-stream error on a call that is not streamed: the same error over HTTP."""
-        return errors.as_http_error(self, fault)
+        return error_bodies.as_http_error(self, fault)
 
     def response_headers(self, ctx: RenderContext, *, streaming: bool) -> dict[str, str]:
         """Content type; a stream is also ``content-disposition: attachment``, as Google

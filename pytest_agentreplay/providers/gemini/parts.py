@@ -2,7 +2,7 @@
 
 Google's JSON accepts each field in camelCase or snake_case (:func:`pick`); a
 ``thoughtSignature`` on a part that is not a thought stands for the thinking before it
-(:func:`neutral_parts`); a ``functionCall`` is a :class:`~...model.ToolCall`
+(:func:`neutral_parts`); a ``functionCall`` is a :class:`~...neutral.ToolCall`
 (:func:`tool_call`). Errors name the field path, as every request parser's do
 (:mod:`..validation`).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from ...model import Text, Thinking, ToolCall
+from ...neutral import Text, Thinking, ToolCall
 from ..validation import Fields, join
 
 __all__ = ["check", "neutral_parts", "pick", "signature_of", "text_or_call", "tool_call"]

@@ -1,4 +1,4 @@
-"""Render a neutral :class:`~...model.Reply` as Gemini's ``generateContent`` JSON and stream.
+"""Render a neutral :class:`~...neutral.Reply` as Gemini's ``generateContent`` JSON and stream.
 
 The parts go out as the API sends them (:func:`wire_parts`): text as ``{"text"}``,
 thinking as ``{"text", "thought": true}``, a tool call as ``{"functionCall": {"name",
@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...errors import CodecError
-from ...model import Part, Reply, StopReason, Text, Thinking, ToolCall, Usage
+from ...neutral import Part, Reply, StopReason, Text, Thinking, ToolCall, Usage
 from ...sse import SSEEvent
 from ..base import Codec, RenderContext, iter_text, json_data
 from .fold import merge_part

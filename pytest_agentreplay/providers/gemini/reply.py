@@ -1,4 +1,4 @@
-"""A ``generateContent`` body back to a neutral :class:`~...model.Reply`.
+"""A ``generateContent`` body back to a neutral :class:`~...neutral.Reply`.
 
 The first candidate's text, thoughts (with their signatures) and function calls
 become parts; images, code execution and grounding are left out. A prompt blocked
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...model import Part, Reply, StopReason, Thinking, Usage
+from ...neutral import Part, Reply, StopReason, Thinking, Usage
 from ..base import Codec
 from .parts import neutral_parts, pick, text_or_call
 

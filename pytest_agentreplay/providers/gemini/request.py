@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from ...model import Message, MessagePart, Other, Request, Thinking, Tool, ToolResult
+from ...neutral import Message, MessagePart, Other, Request, Thinking, Tool, ToolResult
 from ..base import Codec, json_data
 from ..catalog import gemini_method
 from ..validation import join

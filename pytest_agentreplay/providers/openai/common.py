@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...model import Fault
+from ...neutral import Fault
 from ..base import ErrorResponse, RenderContext
 from ..roles import FolderCodec, asked_model
 

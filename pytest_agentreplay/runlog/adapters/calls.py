@@ -1,7 +1,7 @@
 """The model side of a run log: model calls and the egress ledger, read from what the log
 watches (a fake model, the ``agentreplay`` cassette handle, a list of calls).
 
-A fake model keeps :class:`~pytest_agentreplay.model.ModelCall` objects already; a
+A fake model keeps :class:`~pytest_agentreplay.neutral.ModelCall` objects already; a
 cassette handle keeps recorded interactions, which are parsed here with the provider
 codec into the same form, so the invariants read both alike.
 """
@@ -13,10 +13,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ... import jsonparse
-from ...cassettes.model import Interaction
+from ...cassettes.cassette import Interaction
 from ...cassettes.replay import recorded_reply
 from ...errors import CodecError
-from ...model import ModelCall, Outcome
+from ...neutral import ModelCall, Outcome
 from ...providers import codec_for, detect, target
 from ..entries import Egress
 

@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ...model import Usage
+from ...neutral import Usage
 from ..entries import Role
 from .tokens import token_count
 

@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ...model import Usage
+from ...neutral import Usage
 from ..entries import (
     Entry,
     MessageSaved,

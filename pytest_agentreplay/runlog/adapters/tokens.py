@@ -7,20 +7,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...model import Usage
+from ...neutral import Usage
 
 __all__ = ["token_count", "usage_of"]
 
 
 def token_count(value: Any) -> int | None:
-    """A framework's optional token count as :class:`~pytest_agentreplay.model.Usage`
+    """A framework's optional token count as :class:`~pytest_agentreplay.neutral.Usage`
     keeps it: a positive int, else ``None``."""
     return value if isinstance(value, int) and value else None
 
 
 def usage_of(usage: Any, **counts: Any) -> Usage | None:
     """A framework's usage object (``None``: none), its ``input_tokens`` and
-    ``output_tokens`` read by attribute, as :class:`~pytest_agentreplay.model.Usage`;
+    ``output_tokens`` read by attribute, as :class:`~pytest_agentreplay.neutral.Usage`;
     ``counts`` are the optional ones it keeps (``cache_read_input_tokens=...``), each
     as :func:`token_count` keeps it."""
     if usage is None:

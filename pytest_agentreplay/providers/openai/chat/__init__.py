@@ -2,7 +2,7 @@
 OpenAI-compatible hosts.
 
 One module per role, as in every provider folder (see :mod:`...roles`): ``request``,
-``render``, ``fold``, ``reply``, ``errors``, assembled by ``codec``; what OpenAI's server
+``render``, ``fold``, ``reply``, ``error_bodies``, assembled by ``codec``; what OpenAI's server
 adds to both of its formats is in :mod:`..common`.
 """
 

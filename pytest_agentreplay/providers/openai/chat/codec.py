@@ -22,10 +22,10 @@ Citations: the text parts' citations are the message's ``url_citation``
 ``annotations`` (what OpenAI's search models send), spans counted in the joined
 content, streamed as one ``annotations`` delta after the content. Provider-side
 tools: Chat Completions has no item for them, so a reply holding a
-:class:`~....model.ServerToolCall` is refused (``Codec.check_renders``).
+:class:`~....neutral.ServerToolCall` is refused (``Codec.check_renders``).
 
 Thinking: OpenAI's Chat Completions API has no reasoning field, so
-:class:`~....model.Thinking` parts are *not rendered* by default.
+:class:`~....neutral.Thinking` parts are *not rendered* by default.
 ``OpenAIChatCodec(reasoning_field="reasoning_content")`` (DeepSeek) or
 ``"reasoning"`` (Groq, OpenRouter) renders them the way those hosts do. Folding
 and :meth:`OpenAIChatCodec.to_reply` always keep reasoning that a host sent
@@ -38,7 +38,7 @@ from typing import ClassVar, Literal
 
 from ...roles import Roles
 from ..common import OpenAICodec
-from . import errors, fold, render, reply, request
+from . import error_bodies, fold, render, reply, request
 from .render import ReasoningField
 
 __all__ = ["OpenAIChatCodec"]
@@ -48,7 +48,7 @@ class OpenAIChatCodec(OpenAICodec):
     """The OpenAI Chat Completions format (see the module docstring)."""
 
     provider: ClassVar[Literal["openai_chat"]] = "openai_chat"
-    roles: ClassVar[Roles] = Roles(request, render, fold, reply, errors)
+    roles: ClassVar[Roles] = Roles(request, render, fold, reply, error_bodies)
 
     def __init__(self, *, reasoning_field: ReasoningField | None = None) -> None:
         self.reasoning_field = reasoning_field

@@ -1,4 +1,4 @@
-"""Render a neutral :class:`~....model.Reply` as a ``chat.completion`` body, or as the
+"""Render a neutral :class:`~....neutral.Reply` as a ``chat.completion`` body, or as the
 ``chat.completion.chunk`` stream OpenAI sends for it (see :mod:`.codec` for the
 format).
 
@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from ....model import Part, Reply, StopReason, Text, Thinking, ToolCall, Usage
+from ....neutral import Part, Reply, StopReason, Text, Thinking, ToolCall, Usage
 from ....sse import SSEEvent
 from ...base import Codec, RenderContext, iter_text, json_data, split_json
 

@@ -1,4 +1,4 @@
-"""A ``chat.completion`` body → neutral :class:`~....model.Reply`.
+"""A ``chat.completion`` body → neutral :class:`~....neutral.Reply`.
 
 Reads the first
 choice (a neutral reply has one), with the reasoning OpenAI-compatible hosts
@@ -14,7 +14,7 @@ from typing import Any
 
 from .... import jsonparse
 from ....errors import CodecError
-from ....model import (
+from ....neutral import (
     Citation,
     Part,
     Reply,

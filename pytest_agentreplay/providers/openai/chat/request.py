@@ -1,4 +1,4 @@
-"""OpenAI Chat Completions request bodies → neutral :class:`~....model.Request`.
+"""OpenAI Chat Completions request bodies → neutral :class:`~....neutral.Request`.
 
 The parser accepts every shape the ``openai`` SDK (and OpenAI-compatible clients)
 send: ``content`` as a string, ``None`` or a list of parts; ``system`` / ``developer``
@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .... import jsonparse
-from ....model import (
+from ....neutral import (
     Message,
     Other,
     Request,
@@ -27,7 +27,7 @@ from ....model import (
     ToolCall,
     ToolResult,
 )
-from ....model import MessagePart as Part
+from ....neutral import MessagePart as Part
 from ...base import Codec
 from ...validation import Fields, join, type_name
 

@@ -2,7 +2,7 @@
 background response).
 
 One module per role, as in every provider folder (see :mod:`...roles`): ``request``,
-``render``, ``fold`` (its event catalogue in ``events``), ``reply``, ``errors``, assembled
+``render``, ``fold`` (its event catalogue in ``events``), ``reply``, ``error_bodies``, assembled
 by ``codec``; what OpenAI's server adds to both of its formats is in :mod:`..common`.
 """
 

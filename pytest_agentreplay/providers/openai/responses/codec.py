@@ -21,17 +21,17 @@ What the API sends, and what this codec reproduces:
 Rendering lives in :mod:`.render`, folding a stream back into the final body in
 :mod:`.fold` (its event catalogue in :mod:`.events`), request parsing in
 :mod:`.request`, the way back from a body to a neutral reply in :mod:`.reply`, the
-errors in :mod:`.errors`; this module assembles the codec.
+errors in :mod:`.error_bodies`; this module assembles the codec.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-from ....model import Provider
+from ....neutral import Provider
 from ...roles import Roles
 from ..common import OpenAICodec
-from . import errors, fold, render, reply, request
+from . import error_bodies, fold, render, reply, request
 
 __all__ = ["OpenAIResponsesCodec"]
 
@@ -40,4 +40,4 @@ class OpenAIResponsesCodec(OpenAICodec):
     """Neutral replies ⇄ the OpenAI Responses API (JSON bodies and SSE streams)."""
 
     provider: ClassVar[Provider] = "openai_responses"
-    roles: ClassVar[Roles] = Roles(request, render, fold, reply, errors)
+    roles: ClassVar[Roles] = Roles(request, render, fold, reply, error_bodies)

@@ -1,4 +1,4 @@
-"""Rendering a neutral :class:`~....model.Reply` as an OpenAI
+"""Rendering a neutral :class:`~....neutral.Reply` as an OpenAI
 Responses API body and as the SSE stream the API sends for it.
 
 Both renderings start from one :class:`_Plan` that allocates every id (response,
@@ -22,7 +22,7 @@ from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ....model import Reply, ServerToolCall, Text, Thinking, ToolCall, Usage
+from ....neutral import Reply, ServerToolCall, Text, Thinking, ToolCall, Usage
 from ....sse import SSEEvent
 from ...base import Codec, RenderContext, iter_text, json_data, split_json
 

@@ -1,4 +1,4 @@
-"""A ``Response`` body back to a neutral :class:`~....model.Reply`.
+"""A ``Response`` body back to a neutral :class:`~....neutral.Reply`.
 
 Each ``reasoning`` item becomes one :class:`Thinking`, each ``output_text`` /
 ``refusal`` part a :class:`Text` (its ``url_citation`` annotations as citations), each
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ....model import (
+from ....neutral import (
     Citation,
     Fault,
     Part,

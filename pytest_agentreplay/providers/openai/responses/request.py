@@ -1,5 +1,5 @@
 """Parsing an OpenAI Responses request body (``responses.create``) into a neutral
-:class:`~....model.Request`.
+:class:`~....neutral.Request`.
 
 ``input`` is either a string (one user message) or a list of items:
 
@@ -15,7 +15,7 @@
 One model turn is several items in a row (reasoning, message, function calls), so
 consecutive model-side items are merged into one ``assistant`` message, and
 consecutive tool answers into one ``tool`` message. Parts with no neutral form
-are kept as :class:`~....model.Other` with their raw JSON.
+are kept as :class:`~....neutral.Other` with their raw JSON.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from .... import jsonparse
-from ....model import (
+from ....neutral import (
     Message,
     Other,
     Request,

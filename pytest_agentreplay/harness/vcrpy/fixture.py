@@ -29,8 +29,8 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 if TYPE_CHECKING:
-    from ..cassettes.handle import AgentReplay
-    from ..cassettes.model import Interaction, RecordedRequest
+    from ...cassettes.cassette import Interaction, RecordedRequest
+    from ...cassettes.handle import AgentReplay
 
 __all__ = ["VcrBesidePytestRecording", "VcrCassette", "VcrFixture", "VcrRequest"]
 
@@ -136,7 +136,7 @@ class VcrCassette:
     def responses(self) -> list[dict[str, Any]]:
         """Responses as vcrpy's dicts: ``status``, ``headers`` (lists), ``body.string``."""
         # registered at configure time: cassette modules load when a test reads this
-        from ..cassettes.formats.vcrpy import vcr_response  # noqa: PLC0415
+        from ...cassettes.formats.vcrpy import vcr_response  # noqa: PLC0415
 
         return [vcr_response(i.response) for i in self._interactions()]
 

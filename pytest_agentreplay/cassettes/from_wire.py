@@ -16,10 +16,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .. import sse
+from .cassette import RecordedEvent, RecordedRequest, RecordedResponse
 from .checks import json_trusted
 from .fields import decode_content, join_headers, looks_like_sse, normalize_headers, tail
-from .model import RecordedEvent, RecordedRequest, RecordedResponse
-from .yaml.emit import MAX_DEPTH, UnstorableError, dump_json
+from .yaml.emit import dump_json
+from .yaml.errors import UnstorableError
+from .yaml.scalars import MAX_DEPTH
 
 __all__ = [
     "body_fields",

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ....model import Fault
+from ....neutral import Fault
 from ....sse import SSEEvent
 from ...base import Codec, ErrorResponse, RenderContext, json_data
 from .. import common

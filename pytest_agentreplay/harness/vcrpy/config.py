@@ -13,7 +13,6 @@ them; :class:`VcrOptions` is what they resolve to.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -36,7 +35,7 @@ FILTER_KEYS = frozenset(
         "ignore_localhost",
     }
 )
-"""Keys applied by vcrpy's own filters (:mod:`..cassettes.vcr_filters`)."""
+"""Keys applied by vcrpy's own filters (:mod:`...cassettes.formats.vcrpy.filters`)."""
 
 _BOOLS = frozenset({"decode_compressed_response", "allow_playback_repeats", "record_on_exception"})
 _FUNCTIONS = frozenset({"func_path_generator", "path_transformer"})
@@ -165,16 +164,16 @@ def _check_matchers(value: Any, where: str) -> None:
 def _check_filters(filters: Mapping[str, Any], where: str) -> None:
     if not filters:
         return
-    if importlib.util.find_spec("vcr") is None:
+    from ...cassettes.formats import vcrpy  # noqa: PLC0415 - only once a filter key is set
+
+    if not vcrpy.available():
         raise pytest.UsageError(
             f"{where}: {', '.join(sorted(filters))} run(s) vcrpy's own filters, and vcrpy is "
             f"not installed: pip install 'pytest-agentreplay-plugin[vcr]' (the default "
             f"scrubbing needs nothing: add names with redact_headers / redact_query_params / "
             f"redact_body_keys in the pytest_agentreplay_configure hook)."
         )
-    from ..cassettes import vcr_bridge  # noqa: PLC0415 - only once a filter key is set
-
-    problem = vcr_bridge.too_old()
+    problem = vcrpy.too_old()
     if problem is not None:
         raise pytest.UsageError(f"{where}: {', '.join(sorted(filters))}: {problem}")
     for key in ("filter_headers", "filter_query_parameters", "filter_post_data_parameters"):

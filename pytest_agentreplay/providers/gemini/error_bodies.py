@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...model import Fault
+from ...neutral import Fault
 from ...sse import SSEEvent
 from ..base import ERROR_EVENT_STATUS, Codec, ErrorResponse, RenderContext
 from ..roles import asked_model

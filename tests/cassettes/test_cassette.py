@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from pytest_agentreplay.cassettes import CassetteFormatError, CassetteValueError, from_data
-from pytest_agentreplay.cassettes.model import (
+from pytest_agentreplay.cassettes.cassette import (
     Cassette,
     Interaction,
     RecordedEvent,

@@ -2,7 +2,9 @@
 aiohttp before 3.12) through vcrpy, into the same cassette, under the same marker.
 
 This is the bridge only (vcrpy's persister and patching); converting between
-vcrpy's objects and ours is :mod:`.formats.vcrpy`'s.
+vcrpy's objects and ours is :mod:`.objects`'s. It drives the test's cassette session
+through the few methods of :class:`BridgedSession` (the session plays, refuses and
+stores; the bridge knows no more of it).
 
 httpx, httpx2 and aiohttp (3.12+) are teed by the plugin itself (streams stay
 streams); vcrpy is asked to skip them (``skip_patchers``) and to handle everything
@@ -21,25 +23,24 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib.metadata
 import importlib.util
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import AgentReplayError
+from .errors import UnrecordableRequestError, VcrpyVersionError
+from .objects import from_vcr, to_vcr, vcr_request
 
-# The format conversions are imported when vcrpy is really used: the plugin asks this
-# module on every test whether vcrpy is wanted.
 if TYPE_CHECKING:
-    from .session import CassetteSession
+    from ...cassette import Interaction, RecordedRequest
 
 __all__ = [
     "CLIENT_MODULES",
     "SKIPPED_HINT",
     "VCRPY_FLOOR",
+    "BridgedSession",
     "SessionPersister",
-    "VcrpyVersionError",
     "available",
     "clients_imported",
     "require_vcrpy",
@@ -55,8 +56,26 @@ the vcrpy-facing tests on each release from 8.2.0 (docs/migrating.md, issue 26):
 first came in 9.4.2; 8.2.x also lacks urllib3 2's ``response.json()`` on replay."""
 
 
-class VcrpyVersionError(AgentReplayError):
-    """The installed vcrpy is older than :data:`VCRPY_FLOOR`."""
+class BridgedSession(Protocol):
+    """What the bridge asks of a test's cassette session
+    (:class:`~...session.CassetteSession` is one)."""
+
+    path: Path
+    record_mode: str
+    existed: bool
+    errors: list[str]
+
+    def play_whole(self, request: RecordedRequest) -> Interaction | None:
+        """The recorded interaction that answers ``request`` (marked played)."""
+        ...
+
+    def refuse(self, request: RecordedRequest) -> BaseException | None:
+        """The failure for ``request`` that nothing may answer (``None``: let it go)."""
+        ...
+
+    def add_recorded(self, interaction: Interaction) -> None:
+        """Keep an interaction vcrpy recorded, to be written with the others."""
+        ...
 
 
 # Our record modes in vcrpy's words; "rewrite" loads nothing, so "all" records afresh.
@@ -78,6 +97,8 @@ def available() -> bool:
 
 def installed_version() -> str | None:
     """The installed vcrpy's version (``None``: its metadata is missing)."""
+    import importlib.metadata  # about 12 ms: only once vcrpy is used (io imports this module)
+
     try:
         return importlib.metadata.version("vcrpy")
     except importlib.metadata.PackageNotFoundError:
@@ -137,7 +158,7 @@ def clients_imported() -> bool:
 def _served_natively() -> tuple[str, ...]:
     """Client libraries the plugin hooks itself (streams stay streams), which vcrpy
     must leave alone: aiohttp 3.12+ (issue 19; one request must be seen once)."""
-    from ..transport import aio
+    from ....transport import aio
 
     return ("aiohttp",) if aio.supported() else ()
 
@@ -150,11 +171,11 @@ class SessionPersister:
     matched exactly as httpx requests are. What vcrpy records is all new.
     """
 
-    def __init__(self, session: CassetteSession) -> None:
-        self._session: CassetteSession | None = session
+    def __init__(self, session: BridgedSession) -> None:
+        self._session: BridgedSession | None = session
 
     @property
-    def session(self) -> CassetteSession:
+    def session(self) -> BridgedSession:
         if self._session is None:
             raise RuntimeError("pytest-agentreplay: vcrpy used the cassette of a finished test")
         return self._session
@@ -174,8 +195,6 @@ class SessionPersister:
     def save_cassette(
         self, cassette_path: str, cassette_dict: dict[str, Any], serializer: Any
     ) -> None:
-        from .formats.vcrpy import UnrecordableRequestError, from_vcr
-
         pairs = zip(cassette_dict["requests"], cassette_dict["responses"], strict=True)
         for request, response in pairs:
             try:
@@ -203,7 +222,7 @@ def _not_installed() -> tuple[str, ...]:
 
 
 @contextlib.contextmanager
-def vcr_cassette(session: CassetteSession) -> Iterator[None]:
+def vcr_cassette(session: BridgedSession) -> Iterator[None]:
     """vcrpy active for the test's non-httpx clients, on the session's cassette.
 
     :class:`VcrpyVersionError` when the installed vcrpy is older than
@@ -246,7 +265,7 @@ def _let_go(cassette: Any, persister: SessionPersister) -> None:
             data.clear()  # vcrpy's copy of the interactions, already saved
 
 
-def _play_from_session(cassette: Any, session: CassetteSession) -> None:
+def _play_from_session(cassette: Any, session: BridgedSession) -> None:
     """Let the session decide what vcrpy plays: the same index, matched on the same
     ``match_on``, with the live request scrubbed exactly as the recorded ones were.
 
@@ -257,8 +276,6 @@ def _play_from_session(cassette: Any, session: CassetteSession) -> None:
     with the same request object; the interaction taken for it is kept in between.
     """
     from vcr.errors import UnhandledHTTPRequestError
-
-    from .formats.vcrpy import to_vcr, vcr_request
 
     taken: dict[int, tuple[Any, dict[str, Any]]] = {}
 
@@ -283,18 +300,16 @@ def _play_from_session(cassette: Any, session: CassetteSession) -> None:
     cassette.play_response = play_response
 
 
-def _miss_like_httpx(cassette: Any, session: CassetteSession) -> None:
+def _miss_like_httpx(cassette: Any, session: BridgedSession) -> None:
     """Make a request vcrpy cannot play back in replay fail as an httpx one does.
 
     vcrpy raises its ``CannotOverwriteExistingCassetteException``, an ``Exception``
     that agent code's ``except Exception`` (or a retry loop) swallows, and that names
     neither the test nor the closest recorded request. vcrpy asks
     ``cassette.filter_request`` exactly there — write-protected, nothing to play — so
-    answering it with the session's :class:`~.session.CassetteMiss` (a
+    answering it with the session's :class:`~...miss.CassetteMiss` (a
     ``BaseException`` naming the test, with the usual diagnosis) fails the test at once.
     """
-    from .formats.vcrpy import vcr_request
-
     original = cassette.filter_request
 
     def filter_or_refuse(request: Any) -> Any:

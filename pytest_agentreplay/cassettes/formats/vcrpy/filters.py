@@ -25,21 +25,18 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..errors import AgentReplayError
-from .fields import join_headers
-from .model import Interaction, RecordedRequest, RecordedResponse
-from .wire import response_from_wire
+from ...cassette import Interaction, RecordedRequest, RecordedResponse
+from ...fields import join_headers
+from ...from_wire import response_from_wire
+from .errors import VcrFilterError
+from .objects import response_parts, vcr_request, vcr_request_object, vcr_response
 
-__all__ = ["LOOPBACK_NAMES", "VcrFilterError", "VcrFilters"]
+__all__ = ["LOOPBACK_NAMES", "VcrFilters"]
 
 LOOPBACK_NAMES = ("localhost", "0.0.0.0", "127.0.0.1", "::1")  # vcrpy's list
 """The hosts vcrpy's ``ignore_localhost`` ignores."""
 
 Filter = Callable[[Any], Any]
-
-
-class VcrFilterError(AgentReplayError):
-    """A ``before_record_response`` returned something that is not vcrpy's response dict."""
 
 
 class VcrFilters:
@@ -63,14 +60,12 @@ class VcrFilters:
         recorded. The same object when they changed nothing."""
         if not self._request_chain:
             return recorded
-        original = _vcr_request(recorded)
+        original = vcr_request_object(recorded)
         filtered = _run(self._request_chain, copy.deepcopy(original))
         if filtered is None:
             return None
         if _request_state(filtered) == _request_state(original):
             return recorded
-        from .formats.vcrpy import vcr_request  # noqa: PLC0415 - vcrpy is optional
-
         return vcr_request(filtered)
 
     def interaction(self, interaction: Interaction) -> Interaction | None:
@@ -146,12 +141,6 @@ def _run(chain: list[Filter], value: Any) -> Any:
     return value
 
 
-def _vcr_request(recorded: RecordedRequest) -> Any:
-    from .formats.vcrpy import vcr_request_object  # noqa: PLC0415 - vcrpy is optional
-
-    return vcr_request_object(recorded)
-
-
 def _request_state(request: Any) -> tuple[Any, ...]:
     return (request.method, request.uri, request.body, sorted(dict(request.headers).items()))
 
@@ -161,8 +150,6 @@ def _filter_response(chain: list[Filter], interaction: Interaction) -> RecordedR
     dict unchanged, so a stream keeps its events and their timing unless the body
     was edited."""
     from vcr.util import CaseInsensitiveDict  # noqa: PLC0415 - vcrpy is optional
-
-    from .formats.vcrpy import vcr_response  # noqa: PLC0415 - vcrpy is optional
 
     original = vcr_response(interaction.response)
     given = copy.deepcopy(original)
@@ -182,8 +169,6 @@ def _filter_response(chain: list[Filter], interaction: Interaction) -> RecordedR
 
 
 def _response_parts(result: Any) -> tuple[int, list[tuple[str, str]], bytes]:
-    from .formats.vcrpy import response_parts  # noqa: PLC0415 - vcrpy is optional
-
     try:
         return response_parts(result)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

@@ -7,15 +7,15 @@ are pydantic models so they validate user input early (a typo in a script fails
 at construction, not deep inside a stream) and serialize into run logs and
 snapshots unchanged.
 
-Four modules, each importing only the ones before it:
+Five modules, each importing only the ones before it:
 
 - :mod:`.parts` — what a message is made of (:class:`Text` and its
   :class:`Citation` list, :class:`ToolCall`, :class:`Thinking`,
   :class:`ServerToolCall` with its :class:`SearchResult` / :class:`CodeOutput`,
   :class:`ToolResult`, :class:`Other`) and :class:`Usage`;
+- :mod:`.replies` — what one call gets: a :class:`Reply` or a :class:`Fault`;
 - :mod:`.source` — replies and faults written back as the Python that builds them;
-- :mod:`.replies` — what one call gets: a :class:`Reply` or a :class:`Fault`, and
-  the :class:`FaultPlan` of which calls fail;
+- :mod:`.fault_plan` — the :class:`FaultPlan` of which calls fail and how;
 - :mod:`.calls` — what a model was asked (:class:`Request`) and how the call went
   (:class:`ModelCall`), with the :data:`Provider` names.
 """
@@ -28,6 +28,7 @@ from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .calls import PROVIDERS, Message, ModelCall, Outcome, Provider, Request, Tool
+    from .fault_plan import FaultPlan
     from .parts import (
         Citation,
         CodeOutput,
@@ -44,7 +45,8 @@ if TYPE_CHECKING:
         ToolResult,
         Usage,
     )
-    from .replies import Fault, FaultKind, FaultPlan, Reply, fault_source, reply_source
+    from .replies import Fault, FaultKind, Reply
+    from .source import fault_source, reply_source
 
 __all__ = [
     "PROVIDERS",
@@ -105,13 +107,8 @@ if not TYPE_CHECKING:  # type checkers read the imports above
                 "ToolResult",
                 "Usage",
             ),
-            ".replies": (
-                "Fault",
-                "FaultKind",
-                "FaultPlan",
-                "Reply",
-                "fault_source",
-                "reply_source",
-            ),
+            ".fault_plan": ("FaultPlan",),
+            ".replies": ("Fault", "FaultKind", "Reply"),
+            ".source": ("fault_source", "reply_source"),
         },
     )

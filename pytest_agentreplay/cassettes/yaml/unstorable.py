@@ -1,6 +1,6 @@
 """Where in a cassette the writer fails, and why: a slow re-walk, run only on failure.
 
-The writer (:mod:`.emit`) goes fast and raises :class:`~.emit.UnstorableError`
+The writer (:mod:`.emit`) goes fast and raises :class:`~.errors.UnstorableError`
 without knowing the field; this walks the cassette's data again to name it
 (``interactions[0].response.json.x``), so the error says what to fix.
 """
@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..fields import StoredCassette
-from .emit import MAX_DEPTH, UnstorableError, inline, yaml_key
+from .errors import UnstorableError
+from .scalars import MAX_DEPTH, inline, yaml_key
 
 __all__ = ["unstorable_field"]
 

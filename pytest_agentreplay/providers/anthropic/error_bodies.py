@@ -8,7 +8,7 @@ sends the same object as an ``event: error``, with HTTP 200.
 
 from __future__ import annotations
 
-from ...model import Fault
+from ...neutral import Fault
 from ...sse import SSEEvent
 from ..base import Codec, ErrorResponse, RenderContext
 from .render import event

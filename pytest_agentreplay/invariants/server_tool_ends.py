@@ -13,7 +13,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from ..runlog.entries import ServerToolCalled, ServerToolResulted
-from .report import fail
+from .errors import fail
 
 if TYPE_CHECKING:
     from ..runlog.run_log import RunLog

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_agentreplay.transport.wire import proxied_host
+from pytest_agentreplay.transport.send_guard import proxied_host
 
 
 @pytest.mark.parametrize(

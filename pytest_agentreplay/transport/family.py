@@ -1,0 +1,110 @@
+"""One HTTP client module (``httpx`` or ``httpx2``) as the rest of the package sees it.
+
+A :class:`Family` knows the module's exceptions (what a cut or a timeout raises
+there) and its byte-stream classes, and turns a :class:`~.playback.Playback` into
+that module's ``Response``: the patched transports (:mod:`.patch`) and aiohttp's
+hook (:mod:`.aio`, whose :class:`~.aio.AiohttpFamily` is one) hand it to the
+router, which answers through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
+
+from .delivery import Delivery
+from .playback import Playback
+from .tee import Tee
+
+__all__ = ["Family"]
+
+
+class Family:
+    """One HTTP client module (``httpx`` or ``httpx2``): its types and its faults.
+
+    ``send`` / ``send_async`` are the transports' own methods (set when the module is
+    patched): what a request allowed out live goes through.
+    """
+
+    send: Callable[[Any, Any], Any]
+    send_async: Callable[[Any, Any], Awaitable[Any]]
+
+    def __init__(self, name: str, module: Any) -> None:
+        self.name = name
+        self.module = module
+        self.sync_stream = _sync_stream_class(module)
+        self.async_stream = _async_stream_class(module)
+
+    def cut(self) -> BaseException:
+        """What a connection dropped mid-body raises in this module."""
+        return self.module.RemoteProtocolError(  # type: ignore[no-any-return]
+            "peer closed connection without sending complete message body (incomplete chunked read)"
+        )
+
+    def timeout(self) -> BaseException:
+        """What a read timeout raises in this module."""
+        return self.module.ReadTimeout("The read operation timed out")  # type: ignore[no-any-return]
+
+    def classify(self, exc: BaseException) -> str:
+        """How a live body that raised ``exc`` ended: ``timeout`` or ``cut``."""
+        return "timeout" if isinstance(exc, self.module.TimeoutException) else "cut"
+
+    def teed(self, response: Any, tee: Tee) -> Any:
+        """``response`` with its body passed through ``tee`` (same status, headers)."""
+        sync = isinstance(response.stream, self.module.SyncByteStream)
+        stream = self.sync_stream(tee) if sync else self.async_stream(tee)
+        # A transport's response has no request yet: the client attaches it.
+        return self.module.Response(
+            status_code=response.status_code,
+            headers=response.headers,
+            stream=stream,
+            extensions=response.extensions,
+        )
+
+    def start(self, request: Any, playback: Playback, *, sync: bool) -> Any:
+        """The module's ``Response`` playing ``playback``, or its before-headers fault
+        raised (a read timeout while waiting for the status line)."""
+        if playback.before_headers:  # the fault strikes before any response exists
+            playback.ended(playback.ending, 0)
+            raise self.cut() if playback.ending == "cut" else self.timeout()
+        delivery = Delivery(playback, self)
+        stream = self.sync_stream(delivery) if sync else self.async_stream(delivery)
+        return self.module.Response(
+            status_code=playback.status,
+            headers=playback.headers,
+            stream=stream,
+            request=request,
+            extensions={"http_version": b"HTTP/1.1"},
+        )
+
+
+def _sync_stream_class(module: Any) -> type:
+    class PlaybackStream(module.SyncByteStream):  # type: ignore[misc]
+        """A body played by a :class:`~.delivery.Delivery` (or teed by a :class:`~.tee.Tee`)."""
+
+        def __init__(self, body: Delivery | Tee) -> None:
+            self.body = body
+
+        def __iter__(self) -> Iterator[bytes]:
+            return self.body.iterate()
+
+        def close(self) -> None:
+            self.body.close()
+
+    return PlaybackStream
+
+
+def _async_stream_class(module: Any) -> type:
+    class AsyncPlaybackStream(module.AsyncByteStream):  # type: ignore[misc]
+        """:class:`PlaybackStream`, for async clients."""
+
+        def __init__(self, body: Delivery | Tee) -> None:
+            self.body = body
+
+        def __aiter__(self) -> Any:
+            return self.body.aiterate()
+
+        async def aclose(self) -> None:
+            await self.body.aclose()
+
+    return AsyncPlaybackStream
