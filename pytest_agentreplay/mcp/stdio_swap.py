@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import functools
 import importlib
+import itertools
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -77,7 +79,10 @@ class StandIn:
 
     def command(self, command: str, args: Sequence[str]) -> list[str]:
         """What to spawn for ``command args``: the replayer, the recording proxy, or
-        nothing (:class:`StdioServerNotRecorded`)."""
+        nothing (:class:`StdioServerNotRecorded`). The plugin's own processes (a
+        fake tool server's relay, a replayer) are spawned as they are."""
+        if _ours(args):
+            return [command, *args]
         key = command_key(command, args)
         with _lock:
             self._count += 1
@@ -142,6 +147,14 @@ def recorded_in(path: Path) -> list[Interaction]:
     return from_data(data, path=str(path)).interactions
 
 
+def _ours(args: Sequence[str]) -> bool:
+    """Whether ``args`` run a module of this package (``-m pytest_agentreplay....``)."""
+    return any(
+        flag == "-m" and module.startswith("pytest_agentreplay.")
+        for flag, module in itertools.pairwise(args)
+    )
+
+
 def _number(path: Path) -> int:
     return int(path.stem.rpartition("-")[2])
 
@@ -168,6 +181,20 @@ def stand_in() -> StandIn | None:
 Spawn = Callable[..., Awaitable[Any]]
 
 
+_HOME = str(Path(__file__).resolve().parents[2])
+"""The folder this package is imported from: first on the stand-in's ``PYTHONPATH``,
+so that the child runs this very code (a source checkout, another worktree)."""
+
+
+def _with_home(env: dict[str, str] | None) -> dict[str, str]:
+    """``env`` (the SDK's default environment when ``None``) with :data:`_HOME` first
+    on ``PYTHONPATH``."""
+    out = dict(os.environ if env is None else env)
+    paths = [p for p in out.get("PYTHONPATH", "").split(os.pathsep) if p]
+    out["PYTHONPATH"] = os.pathsep.join([_HOME, *(p for p in paths if p != _HOME)])
+    return out
+
+
 def _swapped(original: Spawn) -> Spawn:
     @functools.wraps(original)
     async def spawn(command: str, args: list[str], *rest: Any, **options: Any) -> Any:
@@ -175,6 +202,10 @@ def _swapped(original: Spawn) -> Spawn:
         if swap is not None:
             program, *arguments = swap.command(command, args)
             command, args = program, arguments
+            if rest:  # env given by position
+                rest = (_with_home(rest[0]), *rest[1:])
+            else:
+                options["env"] = _with_home(options.get("env"))
         return await original(command, args, *rest, **options)
 
     spawn.__agentreplay__ = True  # type: ignore[attr-defined]
