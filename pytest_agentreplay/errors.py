@@ -17,6 +17,7 @@ __all__ = [
     "SSEDecodeError",
     "SSEEncodeError",
     "TooDeepError",
+    "TraceImportError",
     "field_path",
 ]
 
@@ -71,6 +72,12 @@ def field_path(loc: tuple[str | int, ...]) -> str:
         else:
             out += f".{part}" if out else str(part)
     return out
+
+
+class TraceImportError(AgentReplayError, ValueError):
+    """A trace cannot become a cassette: the file is not a trace, or a span lacks what a
+    replay needs (its provider, its messages). The message names the file, the line or
+    span and the setting that would have captured what is missing."""
 
 
 class CassetteFormatError(AgentReplayError, ValueError):

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from .. import jsonparse
 from ..urls import bare_url
-from .cassette import Interaction
+from .cassette import Interaction, RecordedRequest
 
 __all__ = ["ReplayedCall", "ends_in_error", "live_call", "played_whole", "replayed_outcome"]
 
@@ -27,6 +27,10 @@ class ReplayedCall:
     status: int | None = None
     outcome: str = "completed"
     events_sent: int = 0
+    request: RecordedRequest | None = None
+    """The request as the client sent it (scrubbed), when it differs from the recorded
+    one it matched: an interaction imported from a trace is matched by its conversation
+    (:mod:`.conversation`), and a run log shows what the agent really asked."""
 
     def __repr__(self) -> str:
         # The live URL may carry a key (``?key=``, ``user:password@``): see ``urls``.

@@ -365,30 +365,47 @@ class RecordedResponse(_Body):
 
 
 class Interaction(_Record):
-    """One request and its response."""
+    """One request and its response.
 
-    __slots__ = ("request", "response")
-    _FIELDS = ("request", "response")
+    ``origin`` says where an interaction that was not recorded at the wire came from:
+    an imported trace (:mod:`..traces`) puts there the span it was built from, what
+    it filled in because the trace could not know it, and the quirks it corrected, so
+    ``agentreplay inspect`` and ``lint`` can say so. ``None`` for a recording.
+    """
+
+    __slots__ = ("origin", "request", "response")
+    _FIELDS = ("request", "response", "origin")
     _KEYS = frozenset(_FIELDS)
+    _DEFAULTS: ClassVar[dict[str, Any]] = {"origin": None}
 
-    def __init__(self, *, request: RecordedRequest, response: RecordedResponse) -> None:
+    def __init__(
+        self,
+        *,
+        request: RecordedRequest,
+        response: RecordedResponse,
+        origin: Mapping[str, Any] | None = None,
+    ) -> None:
         if not isinstance(request, RecordedRequest):
             raise checks.wrong(request, "a RecordedRequest", "request")
         if not isinstance(response, RecordedResponse):
             raise checks.wrong(response, "a RecordedResponse", "response")
         self.request = request
         self.response = response
+        self.origin = None if origin is None else checks.origin(origin)
 
     def to_data(self) -> dict[str, Any]:
         """The interaction as a cassette file holds it (see ``RecordedRequest.to_data``)."""
-        return {"request": self.request.to_data(), "response": self.response.to_data()}
+        out = {"request": self.request.to_data(), "response": self.response.to_data()}
+        if self.origin is not None:
+            out["origin"] = self.origin
+        return out
 
     @classmethod
     def _from_data(cls, data: Any) -> Interaction:
-        fields = checks.keys(data, cls._KEYS, cls._FIELDS)
+        fields = checks.keys(data, cls._KEYS, ("request", "response"))
         request = checks.inside("request", RecordedRequest._from_data, fields["request"])
         response = checks.inside("response", RecordedResponse._from_data, fields["response"])
-        return cls(request=request, response=response)
+        return cls(request=request, response=response, origin=fields.get("origin"))
 
 
 class Cassette(_Record):

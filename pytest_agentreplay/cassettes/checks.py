@@ -186,6 +186,19 @@ def json_body(value: Any) -> Any:
     return value
 
 
+def origin(value: Any) -> dict[str, Any]:
+    """Where an interaction came from: a mapping of JSON values whose ``source`` names
+    it (``trace`` for an imported one)."""
+    if not isinstance(value, Mapping):
+        raise wrong(value, "a mapping", "origin")
+    problem = json_problem(value)
+    if problem is not None:
+        raise CassetteValueError(problem, ("origin",))
+    if not isinstance(value.get("source"), str) or not value["source"]:
+        raise CassetteValueError("needs a source (e.g. trace)", ("origin", "source"))
+    return dict(value)
+
+
 class json_trusted:  # noqa: N801 - used like a function; cheaper than a generator
     """Within the block, JSON bodies are known to be JSON: :func:`json_body` skips its walk
     (``trusted=False``: it does not, whatever an outer block said)."""

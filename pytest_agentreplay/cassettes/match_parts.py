@@ -25,6 +25,7 @@ from urllib.parse import SplitResult, parse_qsl, urlsplit
 from ..mcp import jsonrpc
 from ..providers import detect
 from ..providers.catalog import BODY_NOISE
+from .conversation import conversation, conversation_key
 from .multipart import multipart_parts
 
 if TYPE_CHECKING:
@@ -381,5 +382,7 @@ BUILTIN_PARTS: dict[str, Part] = {
         Part("headers", _headers, _header_map),
         Part("body", BodyMatcher(name="body"), normalize_body),
         Part("raw_body", _raw_body, lambda r: r.content() or None),
+        # What a trace knows (model, system, messages, streaming): imported cassettes.
+        Part("conversation", conversation_key, conversation),
     )
 }

@@ -77,6 +77,7 @@ if TYPE_CHECKING:
     from .cassette import RecordedRequest
 
 __all__ = [
+    "IMPORTED_MATCH_ON",
     "MATCHERS",
     "MATCH_ON_DEFAULT",
     "VCRPY_MATCH_ON",
@@ -97,6 +98,9 @@ MATCH_ON_DEFAULT: tuple[str, ...] = ("method", "host", "path", "body")
 VCRPY_MATCH_ON = vcrpy.MATCH_ON
 """The default for a vcrpy / pytest-recording cassette (vcrpy's home keeps it:
 :data:`~.formats.vcrpy.format.MATCH_ON`)."""
+IMPORTED_MATCH_ON: tuple[str, ...] = ("method", "host", "conversation")
+"""The default for a cassette imported from a trace: what the trace knows of each request
+(model, system, messages, streaming; see :mod:`.conversation`), not the exact body."""
 MATCHERS: dict[str, Matcher] = {name: part.key for name, part in BUILTIN_PARTS.items()}
 """The built-in key parts by name (see the module docs)."""
 

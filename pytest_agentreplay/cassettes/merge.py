@@ -36,7 +36,7 @@ def fingerprint(interaction: Interaction) -> str:
         text = json.dumps(interaction.to_data(), sort_keys=True)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
     mark = f"agentreplay-events-{uuid.uuid4().hex}"  # unguessable: appears nowhere else
-    shell = Interaction(request=interaction.request, response=without_events(interaction.response))
+    shell = interaction.replace(response=without_events(interaction.response))
     data = shell.to_data()
     data["response"]["events"] = [mark]
     before, after = json.dumps(data, sort_keys=True).split(f'["{mark}"]')

@@ -51,7 +51,7 @@ def _shell(interaction: Interaction) -> Interaction:
     response = interaction.response
     if response.events is None:
         return interaction
-    return Interaction(request=interaction.request, response=without_events(response))
+    return interaction.replace(response=without_events(response))
 
 
 def without_events(response: RecordedResponse) -> RecordedResponse:

@@ -49,7 +49,7 @@ from .errors import CassetteMiss, CassetteWriteError
 from .formats import vcrpy
 from .from_wire import request_from_wire
 from .ledger import RunLedger
-from .matching import MATCH_ON_DEFAULT, Index
+from .matching import IMPORTED_MATCH_ON, MATCH_ON_DEFAULT, Index
 from .miss import cassette_miss
 from .modes import RECORDING_MODES, REPLAYING_MODES
 from .record import DEFAULT_MAX_BODY_BYTES, UNNUMBERED, LiveRecorder
@@ -131,6 +131,8 @@ class CassetteSession:
         match_on = self.match_on
         if match_on is None and source == "vcrpy":
             match_on = vcrpy.MATCH_ON  # "loads unchanged" means "matches the same" (issue 20)
+        if match_on is None and any(_imported(i) for i in self.interactions):
+            match_on = IMPORTED_MATCH_ON  # a trace knows the conversation, not the body
         if self.more_match_on:
             match_on = _more(MATCH_ON_DEFAULT if match_on is None else match_on, self.more_match_on)
         self.index = Index([], **({} if match_on is None else {"match_on": match_on}))
@@ -185,10 +187,18 @@ class CassetteSession:
 
     @property
     def unplayed(self) -> list[int]:
-        """Indexes of recorded interactions this test did not play."""
+        """Indexes of recorded interactions this test did not play. An imported step
+        served either streamed or not holds both forms: the one not asked for is not
+        left unplayed once the other was played."""
+        if not self.replaying:
+            return []
         if self.settle is not None:
             self.settle()
-        return self.index.unplayed() if self.replaying else []
+        left = self.index.unplayed()
+        played_steps = {
+            _step(self.interactions[i]) for i in range(len(self.interactions)) if i not in left
+        }
+        return [i for i in left if _step(self.interactions[i]) not in played_steps - {None}]
 
     def recorder(self) -> LiveRecorder | None:
         """The live recorder for the router, when this mode records."""
@@ -309,13 +319,23 @@ class CassetteSession:
             return answer
         if fault is not None:
             self._offer_again(pending.recorded, pending.index)
-        return self._play(pending.call, request, pending.index, fault, again=pending.again)
+        return self._play(
+            pending.call, request, pending.index, fault, pending.recorded, again=pending.again
+        )
 
     def _play(
-        self, call: int, request: HTTPRequest, index: int, fault: Fault | None, *, again: bool
+        self,
+        call: int,
+        request: HTTPRequest,
+        index: int,
+        fault: Fault | None,
+        live: RecordedRequest | None = None,
+        *,
+        again: bool = False,
     ) -> Playback:
         played: list[Playback] = []  # the ender reads the status the client really got
-        plan = Plan(chunker=self.chunker, on_end=self._ender(call, request, index, played))
+        ender = self._ender(call, request, index, played, live)
+        plan = Plan(chunker=self.chunker, on_end=ender)
         interaction = readdress(self.interactions[index], request.content, dict(request.headers))
         if fault is None and is_standalone_stream(request.method, request.headers):
             interaction = self._held_open(interaction, plan, again=again)
@@ -392,12 +412,19 @@ class CassetteSession:
         )
 
     def _ender(
-        self, call: int, request: HTTPRequest, index: int, played: list[Playback]
+        self,
+        call: int,
+        request: HTTPRequest,
+        index: int,
+        played: list[Playback],
+        live: RecordedRequest | None = None,
     ) -> Callable[[str, int], None]:
         """The ``on_end`` of a replayed call: logs it as a :class:`~.calls.ReplayedCall`
         with the status the client got (an injected HTTP error's; none before the
-        headers)."""
+        headers). An imported interaction was matched by what its trace knew, not by its
+        body: the call keeps the request the client really sent (scrubbed), ``live``."""
         interaction = self.interactions[index]
+        sent = live if _imported(interaction) else None
 
         def ended(outcome: str, events_sent: int) -> None:
             playback = played[0]
@@ -411,6 +438,7 @@ class CassetteSession:
                 status=status,
                 outcome=replayed_outcome(interaction, outcome, status, events_sent),
                 events_sent=events_sent,
+                request=sent,
             )
             with self._lock:
                 self.calls.append(replayed)
@@ -504,6 +532,18 @@ def _as_stopped(interaction: Interaction) -> Interaction:
     if response.end != "cancelled":
         return interaction
     return interaction.replace(response=response.replace(end="incomplete"))
+
+
+def _imported(interaction: Interaction) -> bool:
+    return interaction.origin is not None and interaction.origin.get("source") == "trace"
+
+
+def _step(interaction: Interaction) -> object:
+    """The imported step an interaction is one form of (``None``: not one of two)."""
+    origin = interaction.origin
+    if origin is None or origin.get("serves") != "as asked":
+        return None
+    return (origin.get("trace"), origin.get("step"))
 
 
 def _more(match_on: Sequence[Any], more: Sequence[Any]) -> tuple[Any, ...]:

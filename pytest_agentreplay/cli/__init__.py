@@ -1,7 +1,7 @@
 """The ``agentreplay`` command: see, check and fix cassettes without writing code.
 
-``agentreplay inspect | lint | fold | redact | convert | diff | serve``; ``agentreplay
-COMMAND --help`` describes each. :func:`main` runs it (the console script and
+``agentreplay inspect | lint | fold | redact | convert | diff | import-trace | serve``;
+``agentreplay COMMAND --help`` describes each. :func:`main` runs it (the console script and
 ``python -m pytest_agentreplay.cli``); :func:`build_parser` is its argument parser.
 Each subcommand is whole in the module of its name, its options beside its work;
 :mod:`.app` assembles them.

@@ -1,8 +1,9 @@
 """The ``agentreplay`` command: its subcommands assembled, and one run of it.
 
-``agentreplay inspect | lint | fold | redact | convert | diff | serve | mcp``; ``agentreplay
-COMMAND --help`` describes each. Each subcommand is whole in the module of its name
-(``inspect.py``, ``serve.py``...): ``configure(parser)`` gives its description, epilog
+``agentreplay inspect | lint | fold | redact | convert | diff | import-trace | serve |
+mcp``; ``agentreplay COMMAND --help`` describes each. Each subcommand is whole in the
+module of its name (``inspect.py``, ``serve.py``...): ``configure(parser)`` gives its
+description, epilog
 and options, ``run(args, output)`` does the work. This module only lists them, with
 the one-line summary ``agentreplay --help`` shows, and imports the module of the
 command being run, so ``agentreplay --help`` does not pay for pydantic, PyYAML or the
@@ -40,11 +41,12 @@ COMMANDS: dict[str, str] = {
     "redact": "re-scrub agentreplay cassettes in place with the current rules",
     "convert": "convert a cassette to agentreplay or vcrpy format",
     "diff": "a semantic diff of two cassettes (for reviewing a re-recording)",
+    "import-trace": "turn a production trace (OpenTelemetry GenAI spans) into a cassette",
     "serve": "serve cassettes on a loopback HTTP port, to any process (and record through)",
     "mcp": "record a stdio MCP server into a cassette (a proxy), and replay it",
 }
 """Each subcommand, in the order ``agentreplay --help`` lists them, with its summary;
-its module is ``pytest_agentreplay.cli.<name>``."""
+its module is ``pytest_agentreplay.cli.<name>``, with ``_`` for ``-``."""
 
 
 class Command(Protocol):
@@ -59,7 +61,8 @@ class Command(Protocol):
 
 def command(name: str) -> Command:
     """The module of subcommand ``name``, imported now."""
-    return cast(Command, importlib.import_module(f".{name}", __package__))
+    module = name.replace("-", "_")  # import-trace: import_trace.py
+    return cast(Command, importlib.import_module(f".{module}", __package__))
 
 
 def build_parser(complete: Collection[str] | None = None) -> argparse.ArgumentParser:

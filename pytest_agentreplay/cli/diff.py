@@ -18,6 +18,7 @@ import difflib
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..cassettes.conversation import conversation
 from ..jsondiff import Mask, json_diff
 from ..redact.scrubber import Scrubber, default_scrubber
 from .analysis import Source, View, event_label, read_source, timings, views
@@ -37,9 +38,11 @@ VOLATILE_KEYS = frozenset(
         "obfuscation",
         "signature",
         "encrypted_content",
+        "responseId",  # Gemini's response id
     }
 )
-"""JSON keys whose values differ on every recording (keys ending in ``_id`` too)."""
+"""JSON keys whose values differ on every recording (keys ending in ``_id`` or ``Id``
+too: Gemini's camelCase)."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -74,7 +77,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _volatile(key: str) -> bool:
-    return key in VOLATILE_KEYS or key.endswith("_id")
+    return key in VOLATILE_KEYS or key.endswith(("_id", "Id"))
 
 
 def stable(value: Any) -> Any:
@@ -108,6 +111,11 @@ class _Differ:
         return json_diff(a, b, limit=self.limit, mask=self.mask)
 
     def request(self, x: View, y: View) -> list[str]:
+        if _imported(x) or _imported(y):  # a trace knows the conversation, not the body
+            return self.lines(
+                conversation(x.interaction.request), conversation(y.interaction.request)
+            )
+
         def side(item: View) -> dict[str, Any]:
             r = item.interaction.request
             body = self._json(r.json_body) if r.json_body is not None else r.body or r.body_b64
@@ -121,6 +129,12 @@ class _Differ:
         return self.lines(side(x), side(y))
 
     def response(self, x: View, y: View) -> list[str]:
+        if _imported(x) or _imported(y):  # headers and ids of an import are filled in
+            return self.lines(
+                {"status": x.response.status, "streaming": x.streaming},
+                {"status": y.response.status, "streaming": y.streaming},
+            )
+
         def side(item: View) -> dict[str, Any]:
             r = item.response
             out: dict[str, Any] = {
@@ -187,6 +201,39 @@ def without_port(url: str) -> str:
     return parts._replace(netloc=host).geturl()
 
 
+def _imported(item: View) -> bool:
+    origin = item.interaction.origin
+    return origin is not None and origin.get("source") == "trace"
+
+
+def _step(item: View) -> str:
+    """`` (step 3 of the trace)`` for an imported interaction."""
+    origin = item.interaction.origin
+    return f" (step {origin.get('step')} of the trace)" if origin and _imported(item) else ""
+
+
+def one_form(a: list[View], b: list[View]) -> list[View]:
+    """``a`` with each imported step served "as asked" kept in one form only: the one
+    the interaction of ``b`` at the same place took (streamed or not)."""
+    kept: list[View] = []
+    seen: dict[object, int] = {}
+    for item in a:
+        origin = item.interaction.origin
+        if not _imported(item) or origin is None or origin.get("serves") != "as asked":
+            kept.append(item)
+            continue
+        step = (origin.get("trace"), origin.get("step"))
+        if step not in seen:
+            seen[step] = len(kept)
+            kept.append(item)
+            continue
+        place = seen[step]
+        other = b[place] if place < len(b) else None
+        if other is not None and other.streaming == item.streaming:
+            kept[place] = item
+    return kept
+
+
 def _key(item: View) -> tuple[str, str]:
     request = item.interaction.request
     parts = urlsplit(without_port(request.url))
@@ -217,12 +264,14 @@ def _title(x: View | None, y: View | None) -> str:
     assert item is not None
     request = item.interaction.request
     what = f"{request.method} {request.url}"
+    step = _step(x) if x is not None else _step(item)
+    step = step or (_step(y) if y is not None else "")
     if x is None:
-        return f"#{y.index if y else '?'} only in B: {what}"
+        return f"#{y.index if y else '?'} only in B: {what}{step}"
     if y is None:
-        return f"#{x.index} only in A: {what}"
+        return f"#{x.index} only in A: {what}{step}"
     number = f"#{x.index}" if x.index == y.index else f"A#{x.index} B#{y.index}"
-    return f"{number} {what}"
+    return f"{number} {what}{step}"
 
 
 def _compare(x: View | None, y: View | None, differ: _Differ) -> list[str]:
@@ -231,7 +280,7 @@ def _compare(x: View | None, y: View | None, differ: _Differ) -> list[str]:
     sections = (
         ("request", differ.request(x, y)),
         ("response", differ.response(x, y)),
-        ("events", differ.events(x, y) if x.streaming or y.streaming else []),
+        ("events", differ.events(x, y) if _events_known(x, y) else []),
         ("final message", differ.final(x, y)),
     )
     body = [
@@ -241,6 +290,12 @@ def _compare(x: View | None, y: View | None, differ: _Differ) -> list[str]:
         for line in (f"  {name}:", *(f"    {item}" for item in found))
     ]
     return [_title(x, y), *body] if body else []
+
+
+def _events_known(x: View, y: View) -> bool:
+    """Whether the two event sequences are worth comparing: streams, and neither made
+    up by an import (a trace holds no event boundaries)."""
+    return (x.streaming or y.streaming) and not (_imported(x) or _imported(y))
 
 
 def run(args: argparse.Namespace, output: Output) -> int:
@@ -263,9 +318,9 @@ def _diff(
     # --all those are kept, but never a secret: a pytest-recording cassette holds its
     # credential headers as recorded, and --all printed them (issue 27).
     left, right = (scrubber.scrub(c) for c in (a.cassette, b.cassette))
-    blocks = [
-        block for x, y in pairs(views(left), views(right)) if (block := _compare(x, y, differ))
-    ]
+    view_a, view_b = views(left), views(right)
+    view_a, view_b = one_form(view_a, view_b), one_form(view_b, view_a)
+    blocks = [block for x, y in pairs(view_a, view_b) if (block := _compare(x, y, differ))]
     count_a, count_b = len(a.cassette.interactions), len(b.cassette.interactions)
     if not blocks:
         output.print(f"no differences ({count_a} interactions compared)")

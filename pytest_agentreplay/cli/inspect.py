@@ -13,6 +13,7 @@ from .analysis import View, error_summary, event_label, read_source, selected, t
 from .analysis import type_counts as _type_counts
 from .common import EXIT_OK, Output, reading
 from .options import FORMATS, add_interaction, exit_codes
+from .origins import origin_lines
 
 __all__ = ["configure", "run"]
 
@@ -234,6 +235,7 @@ def _timeline(item: View, events: bool) -> list[str]:
     if last is not None:
         lines.append(f"{last[0]:<9} {last[1]}")
     lines.append("response  " + _response_line(item))
+    lines.extend(origin_lines(item.interaction.origin))
     error = error_summary(item.response.json_body) if item.response.status >= 400 else None
     if error:
         lines.append(f"error     {_cut_raw(error)}")
@@ -290,6 +292,7 @@ def _as_json(item: View, events: bool) -> dict[str, Any]:
         "error": error_summary(response.json_body) if response.status >= 400 else None,
         "fold_problem": item.fold_problem,
         "final": _reply_json(item.reply),
+        "origin": item.interaction.origin,
     }
     if events and item.streaming:
         out["events"] = [_event_json(e) for e in stream]

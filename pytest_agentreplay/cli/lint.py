@@ -32,6 +32,7 @@ from .lint_checks import (
 )
 from .lint_streams import check_interactions
 from .options import FORMATS, exit_codes
+from .origins import origin_lines
 from .redact import add_scrub_options, build_scrubber
 
 __all__ = ["LINT_CHECKS", "Finding", "configure", "lint_file", "run"]
@@ -167,6 +168,8 @@ def run(args: argparse.Namespace, output: Output) -> int:
             output.lines(f.github() for f in found)
         else:
             output.lines(f.text() for f in found)
+        if args.format != "json":
+            output.lines(_imported(_path))
     if args.format == "json":
         output.print(json.dumps([asdict(f) for f in collected], indent=2, ensure_ascii=False))
     elif args.format == "text":
@@ -174,6 +177,20 @@ def run(args: argparse.Namespace, output: Output) -> int:
     else:
         output.note(_summary(files, dirty, total))
     return EXIT_FINDINGS if total else EXIT_OK
+
+
+def _imported(path: Path) -> list[str]:
+    """``path: interaction #n: origin ...`` for each interaction imported from a trace:
+    not a problem, but what a reviewer of a finding about it must know."""
+    try:
+        cassette = loads(read_bytes(path), path=str(path))
+    except CassetteFormatError:
+        return []  # reported by the schema check
+    return [
+        f"{path}: interaction #{n}: {line}"
+        for n, interaction in enumerate(cassette.interactions)
+        for line in origin_lines(interaction.origin)
+    ]
 
 
 def _summary(files: int, dirty: int, total: int) -> str:

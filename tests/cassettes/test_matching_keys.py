@@ -276,6 +276,7 @@ def test_builtin_names():
         "headers",
         "body",
         "raw_body",
+        "conversation",
     }
     assert MATCH_ON_DEFAULT == ("method", "host", "path", "body")
 
@@ -382,6 +383,7 @@ def test_public_names():
     from pytest_agentreplay.cassettes import matching
 
     assert set(matching.__all__) == {
+        "IMPORTED_MATCH_ON",
         "MATCHERS",
         "MATCH_ON_DEFAULT",
         "VCRPY_MATCH_ON",

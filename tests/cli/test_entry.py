@@ -21,7 +21,7 @@ from pytest_agentreplay._version import __version__
 from pytest_agentreplay.cli import build_parser
 from tests.cli._helpers import CORPUS, FAKE_KEY, broken, cli, good, run, with_secret
 
-COMMANDS = ("inspect", "lint", "fold", "redact", "convert", "diff", "serve")
+COMMANDS = ("inspect", "lint", "fold", "redact", "convert", "diff", "import-trace", "serve")
 
 
 def _subparsers() -> dict[str, argparse.ArgumentParser]:
@@ -67,8 +67,9 @@ def test_the_module_runs_and_help_imports_nothing_heavy() -> None:
 @pytest.mark.parametrize("command", COMMANDS)
 def test_each_command_is_whole_in_its_own_module(command: str) -> None:
     """The options of a command are defined beside its work: ``configure`` and ``run``
-    of ``pytest_agentreplay.cli.<command>`` (the app module only lists the commands)."""
-    module = importlib.import_module(f"pytest_agentreplay.cli.{command}")
+    of ``pytest_agentreplay.cli.<command>``, ``-`` spelt ``_`` (the app module only lists
+    the commands)."""
+    module = importlib.import_module(f"pytest_agentreplay.cli.{command.replace('-', '_')}")
     assert module.configure.__module__ == module.run.__module__ == module.__name__
     parser = argparse.ArgumentParser()
     module.configure(parser)
@@ -88,7 +89,9 @@ def test_a_command_imports_its_own_module_only() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     loaded = next(line for line in done.stdout.splitlines() if line.startswith("LOADED"))
-    commands = {name for name in COMMANDS if f"'pytest_agentreplay.cli.{name}'" in loaded}
+    commands = {
+        name for name in COMMANDS if f"'pytest_agentreplay.cli.{name.replace('-', '_')}'" in loaded
+    }
     assert commands == {"fold"}
 
 

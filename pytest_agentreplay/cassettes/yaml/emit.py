@@ -223,5 +223,7 @@ def iter_interactions(interactions: Sequence[StoredInteraction], version: int) -
         _request(writer, interaction.request)
         writer.lines.append("  response:")
         yield from _response(writer, interaction.response)
+        if interaction.origin is not None:  # an imported interaction says where from
+            writer.value("  origin:", interaction.origin, 2, 1)
         yield _joined(writer.lines)
     yield f"version: {version}\n"

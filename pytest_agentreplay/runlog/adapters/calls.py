@@ -149,7 +149,7 @@ def handle_calls(handle: Any) -> list[ModelCall]:
 
 
 def _model_call(call: Any, interaction: Interaction, index: int) -> ModelCall | None:
-    request = interaction.request
+    request = getattr(call, "request", None) or interaction.request  # what was sent
     provider = detect(request.method, urlsplit(request.url).path)
     if provider is None:
         return None  # not a model call (a token count, a model list...)
