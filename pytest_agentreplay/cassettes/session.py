@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..mcp.miss import answer_miss
 from ..mcp.readdress import readdress
-from ..mcp.streams import is_standalone_stream
+from ..mcp.streams import held_open, is_standalone_stream
 from ..transport.answer import Plan
 from ..transport.chunking import Chunker, Chunking
 from ..transport.gate import Gate
@@ -338,7 +338,7 @@ class CassetteSession:
         plan = Plan(chunker=self.chunker, on_end=ender)
         interaction = readdress(self.interactions[index], request.content, dict(request.headers))
         if fault is None and is_standalone_stream(request.method, request.headers):
-            interaction = self._held_open(interaction, plan, again=again)
+            interaction = held_open(interaction, plan, self._held, again=again)
         played.append(
             playback_for(
                 interaction,
@@ -352,17 +352,6 @@ class CassetteSession:
             )
         )
         return played[0]
-
-    def _held_open(self, interaction: Interaction, plan: Plan, *, again: bool) -> Interaction:
-        """An MCP standalone stream as a live server serves it: its recorded events
-        (none on a reconnect), then held open until the client closes it or the test
-        ends, however the recording ended (:mod:`..mcp.streams`)."""
-        response = interaction.response
-        if response.events is None:
-            return interaction
-        events = [] if again else response.events
-        plan.extra_gates[len(events)] = self._held
-        return interaction.replace(response=response.replace(events=events, end="complete"))
 
     async def respond_async(self, request: HTTPRequest) -> Playback:
         return self.respond(request)

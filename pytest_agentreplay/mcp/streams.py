@@ -11,8 +11,14 @@ inside the transport's task group, ``consumed``, and the session failed).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-__all__ = ["MCP_HEADERS", "is_standalone_stream"]
+if TYPE_CHECKING:
+    from ..cassettes.cassette import Interaction
+    from ..transport.answer import Plan
+    from ..transport.gate import Gate
+
+__all__ = ["MCP_HEADERS", "held_open", "is_standalone_stream"]
 
 MCP_HEADERS = frozenset({"mcp-session-id", "mcp-protocol-version"})
 """Request headers only an MCP client sends over Streamable HTTP."""
@@ -25,3 +31,15 @@ def is_standalone_stream(method: str, headers: Iterable[tuple[str, str]]) -> boo
         return False
     names = {k.lower(): v for k, v in headers}
     return not MCP_HEADERS.isdisjoint(names) and "text/event-stream" in names.get("accept", "")
+
+
+def held_open(interaction: Interaction, plan: Plan, gate: Gate, *, again: bool) -> Interaction:
+    """A recorded standalone stream as a live server serves it: its recorded events
+    (none on a reconnect, ``again``), then held at ``gate`` (opened when the test
+    ends) until the client closes it, however the recording ended."""
+    response = interaction.response
+    if response.events is None:
+        return interaction
+    events = [] if again else response.events
+    plan.extra_gates[len(events)] = gate
+    return interaction.replace(response=response.replace(events=events, end="complete"))
