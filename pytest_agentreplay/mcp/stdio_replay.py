@@ -30,6 +30,7 @@ from typing import IO, Any
 from ..cassettes import io as cassette_io
 from ..cassettes.cassette import Interaction, RecordedRequest
 from ..cassettes.matching import Index, explain_miss
+from ..redact.scrubber import Scrubber, default_scrubber
 from . import jsonrpc
 from .readdress import readdress
 from .stdio_form import key_of, stdio_url
@@ -53,10 +54,14 @@ class StdioReplayer:
         *,
         cassette: Path,
         report: IO[str] | None = None,
+        scrubber: Scrubber | None = None,
     ) -> None:
         self.url = stdio_url(key)
         self.cassette = cassette
         self.report = report
+        self.scrubber = scrubber or default_scrubber()
+        """Live requests are scrubbed as the recorded ones were before they are matched
+        (a secret in a tool's arguments is stored ``REDACTED``)."""
         self.interactions = list(interactions)
         self.mine = [i for i, x in enumerate(self.interactions) if x.request.url == self.url]
         self.index: Index = Index([self.interactions[i].request for i in self.mine])
@@ -67,11 +72,13 @@ class StdioReplayer:
         value = jsonrpc.messages_of(line)
         if not isinstance(value, dict):
             return []  # not a message (or a batch, which MCP over stdio never sends)
-        request = RecordedRequest(
-            method="POST",
-            url=self.url,
-            headers={"content-type": "application/json"},
-            json_body=value,
+        request = self.scrubber.scrub_request(
+            RecordedRequest(
+                method="POST",
+                url=self.url,
+                headers={"content-type": "application/json"},
+                json_body=value,
+            )
         )
         found = self.index.take(request)
         if found is None:

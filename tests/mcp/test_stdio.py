@@ -126,6 +126,7 @@ def test_a_stdio_cassette_is_linted_and_inspected_like_any(pytester: pytest.Pyte
     path = pytester.path / "cassettes" / "test_user" / "test_tools.yaml"
     assert main(["lint", str(path)]) == 0
     assert main(["inspect", str(path)]) == 0
+    assert main(["diff", str(path), str(path)]) == 0
 
 
 def test_command_keys_drop_where_a_server_lives() -> None:
@@ -182,3 +183,25 @@ def test_the_replayer_answers_with_the_live_id(tmp_path: Path) -> None:
     assert json.loads(miss)["error"]["code"] == -32000
     assert "it matched, but it was consumed" in json.loads(miss)["error"]["message"]
     assert json.loads(report.getvalue().splitlines()[0]) == {"played": 0}
+
+
+def test_a_secret_in_a_tools_arguments_is_stored_scrubbed_and_still_matches(
+    tmp_path: Path,
+) -> None:
+    from pytest_agentreplay.cassettes.cassette import Cassette
+    from pytest_agentreplay.redact.scrubber import default_scrubber
+
+    def call(id_: int) -> bytes:
+        arguments = {"url": "https://example.test", "api_key": "sk-live-0123456789abcdef"}
+        params = {"name": "fetch", "arguments": arguments}
+        return _line({"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": params})
+
+    kept = []
+    exchanges = Exchanges("srv", lambda n, i: kept.append(i))
+    exchanges.client(call(1))
+    exchanges.server(_line({"jsonrpc": "2.0", "id": 1, "result": {"ok": True}}))
+    stored = default_scrubber().scrub(Cassette(interactions=kept)).interactions
+    assert "sk-live" not in json.dumps(stored[0].request.json_body)
+    replayer = StdioReplayer(stored, "srv", cassette=tmp_path / "c.yaml")
+    (answer,) = replayer.answer(call(9))
+    assert json.loads(answer) == {"jsonrpc": "2.0", "id": 9, "result": {"ok": True}}
