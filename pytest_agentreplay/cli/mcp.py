@@ -37,7 +37,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "server's command: give 'agentreplay mcp record CASSETTE -- COMMAND...' to your "
         "MCP client as the server's command; 'replay' answers the client from the "
         "cassette. In pytest the plugin does both by itself for servers the mcp SDK "
-        "spawns (pydantic-ai, openai-agents, langchain-mcp-adapters)."
+        "spawns (pydantic-ai, openai-agents)."
     )
     parser.epilog = exit_codes("the server (or the replay) ended", "(not used)")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
