@@ -84,7 +84,16 @@ def http_server(
 
     port = port or free_port()
     app = tools_server().streamable_http_app(stateless_http=stateless, json_response=json_response)
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    # A client that failed mid-session may leave its GET stream open: the server stops
+    # anyway (uvicorn would wait for it for ever).
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=1,
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

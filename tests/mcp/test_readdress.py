@@ -11,7 +11,7 @@ from pytest_agentreplay.cassettes.cassette import (
     RecordedRequest,
     RecordedResponse,
 )
-from pytest_agentreplay.mcp.readdress import readdress
+from pytest_agentreplay.mcp.readdress import header, readdress
 
 CALL = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "add"}}
 
@@ -38,7 +38,7 @@ def test_a_json_answer_and_its_session_follow_the_live_request() -> None:
     )
     played = readdress(recorded, _live(1), {"mcp-session-id": "s-new"})
     assert played.response.json_body == {"jsonrpc": "2.0", "id": 1, "result": {"x": 1}}
-    assert played.response.headers["Mcp-Session-Id"] == "s-new"
+    assert header(played.response.headers, "mcp-session-id") == "s-new"
     assert recorded.response.json_body["id"] == 4  # the recording is not changed
 
 
