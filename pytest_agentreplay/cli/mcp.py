@@ -40,7 +40,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "spawns (pydantic-ai, openai-agents)."
     )
     parser.epilog = exit_codes("the server (or the replay) ended", "(not used)")
-    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    actions = parser.add_subparsers(
+        dest="action", metavar="ACTION", required=True, help="record or replay"
+    )
     record = actions.add_parser("record", help="run COMMAND and record its exchanges")
     record.add_argument("cassette", metavar="CASSETTE", type=Path)
     record.add_argument("--key", help="the server's name in the cassette (default: COMMAND)")
