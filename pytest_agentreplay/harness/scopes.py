@@ -107,6 +107,7 @@ def cassette_scope(request: pytest.FixtureRequest, router: Router) -> Iterator[A
         router.remove(session)
         router.recorder = None
         state.stdio.remove((session, swap))
+        session.settle = None  # a cycle through the session: it is freed at once
         sync_stdio(session, swap)
         for interaction in swap.recorded():
             session.add_recorded(interaction)
