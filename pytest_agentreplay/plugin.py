@@ -20,7 +20,7 @@ import pytest
 
 from .harness.marker import add_marker_fixture
 from .harness.options import MARKER_HELP, RECORD_MODES, add_options
-from .harness.scopes import cassette_scope, fake_model, router_scope
+from .harness.scopes import cassette_scope, fake_model, note_unrecorded_server, router_scope
 from .harness.state import RUN_STATE, TEST_STATE, RunState, TestState
 from .hooks import accept_recording_hook, unused_recording_hook
 
@@ -228,6 +228,7 @@ def model_server(
         yield server
     finally:
         server.close()
+        note_unrecorded_server(request, fake)
 
 
 @pytest.fixture
@@ -324,7 +325,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if lines:
         terminalreporter.write_sep("-", "agentreplay")
         for line in lines:  # test ids and paths may hold a parameter that is a key
-            terminalreporter.write_line(run.mask(line))
+            loud = line.startswith("WARNING: ")  # what was not done, though the test passed
+            terminalreporter.write_line(run.mask(line), yellow=loud, bold=loud)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

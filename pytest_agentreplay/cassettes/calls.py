@@ -27,6 +27,8 @@ class ReplayedCall:
     status: int | None = None
     outcome: str = "completed"
     events_sent: int = 0
+    client: str | None = None
+    """The client library that sent the request, from its headers (issue 30)."""
     request: RecordedRequest | None = None
     """The request as the client sent it (scrubbed), when it differs from the recorded
     one it matched: an interaction imported from a trace is matched by its conversation
@@ -37,7 +39,7 @@ class ReplayedCall:
         return (
             f"ReplayedCall(index={self.index}, {self.method} {bare_url(self.url)}, "
             f"source={self.source!r}, interaction={self.interaction}, status={self.status}, "
-            f"outcome={self.outcome!r}, events_sent={self.events_sent})"
+            f"outcome={self.outcome!r}, events_sent={self.events_sent}, client={self.client!r})"
         )
 
 

@@ -32,11 +32,13 @@ def cassette_miss(
     rerecord: str,
     mask: Callable[[str], str],
     elsewhere: Path | None = None,
+    client: str | None = None,
 ) -> CassetteMiss:
     """The failure for ``request`` (scrubbed, as matched): ``index`` is the cassette's
     recorded requests, ``None`` when there is no cassette file; ``rerecord`` a record
     mode or a whole command to suggest; ``elsewhere`` the file pytest-recording named
-    for this test, when it is there instead."""
+    for this test, when it is there instead; ``client`` the library that sent the
+    request (a line of the report: in a mixed suite, which client missed)."""
     if index is None:
         message = (
             f"pytest-agentreplay: no cassette at {cassette} (record mode "
@@ -55,6 +57,9 @@ def cassette_miss(
             rerecord=rerecord,
             mask=mask,
         )
+    if client:
+        first, _, rest = message.partition("\n")
+        message = f"{first}\nsent by: {client}" + (f"\n{rest}" if rest else "")
     return CassetteMiss(mask(message))
 
 

@@ -38,6 +38,7 @@ from ..mcp.readdress import readdress
 from ..mcp.streams import held_open, is_standalone_stream
 from ..transport.answer import Plan
 from ..transport.chunking import Chunker, Chunking
+from ..transport.clients import client_library
 from ..transport.gate import Gate
 from ..transport.playback import Playback
 from ..transport.router import HTTPRequest, Router
@@ -310,7 +311,7 @@ class CassetteSession:
             self._served += 1
             fault = self.injected.pop(number, None)
         if pending.index is None:
-            miss = self._miss(pending.recorded)
+            miss = self._miss(pending.recorded, client=client_library(request.headers))
             answer = answer_miss(request.content, str(miss))
             if answer is None:
                 raise miss
@@ -385,7 +386,7 @@ class CassetteSession:
             return None  # not the cassette's business: vcrpy lets it go, to the egress rules
         return self._miss(matched)
 
-    def _miss(self, recorded: RecordedRequest) -> CassetteMiss:
+    def _miss(self, recorded: RecordedRequest, client: str | None = None) -> CassetteMiss:
         self.router.blocked.append(f"{recorded.method} {recorded.url}")
         if self.existed:
             self._scrub_recorded()  # the report compares scrubbed with scrubbed
@@ -398,6 +399,7 @@ class CassetteSession:
             rerecord=self.rerecord,
             mask=self.scrubber.mask,
             elsewhere=None if self.existed else self.pytest_recording_file,
+            client=client,
         )
 
     def _ender(
@@ -427,6 +429,7 @@ class CassetteSession:
                 status=status,
                 outcome=replayed_outcome(interaction, outcome, status, events_sent),
                 events_sent=events_sent,
+                client=client_library(request.headers),
                 request=sent,
             )
             with self._lock:

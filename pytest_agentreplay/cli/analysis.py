@@ -193,6 +193,19 @@ class View:
                     self._reply = None
         return self._reply
 
+    @property
+    def unfinished(self) -> str | None:
+        """Why a stream has no stop reason (it was cut, or never reached its terminal
+        event), in a few words; ``None`` for a stream that reached its terminal event
+        and for a body that was not streamed (or did not fold). Issue 30: ``inspect``
+        showed ``stop end_turn`` for a cut stream (the neutral reply's default) while
+        ``fold`` showed ``null``."""
+        folded = self.folded
+        if not self.streaming or folded is None or folded.complete:
+            return None
+        end = self.response.end
+        return "no terminal event" if end == "complete" else f"{end}, no terminal event"
+
     def ending(self) -> str:
         """How the response ended, in a few words."""
         response = self.response

@@ -83,7 +83,12 @@ def _fold(args: argparse.Namespace, output: Output) -> int:
         body: Any = folded.body
         if item.response.tail is not None:
             output.note(f"warning: interaction #{item.index}: {item.ending()}; folded without it")
-        elif not folded.complete and item.response.end == "complete":
+        elif not folded.complete and item.response.end != "complete":
+            output.note(
+                f"warning: interaction #{item.index}: {item.ending()}, no terminal event; "
+                "body is partial, with no stop reason"
+            )
+        elif not folded.complete:
             output.note(f"warning: interaction #{item.index}: no terminal event; body is partial")
     else:
         body = item.response.json_body

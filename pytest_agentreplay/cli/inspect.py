@@ -183,7 +183,8 @@ def _final_lines(item: View) -> list[str]:
     reply = item.reply
     if reply is None:
         return []
-    head = [f"stop {reply.stop_reason}"]
+    unfinished = item.unfinished
+    head = [f"stop none ({unfinished})" if unfinished else f"stop {reply.stop_reason}"]
     usage = _usage_text(reply.usage)
     if usage:
         head.append(usage)
@@ -251,12 +252,13 @@ def _timeline(item: View, events: bool) -> list[str]:
 # --- --json ----------------------------------------------------------------------------
 
 
-def _reply_json(reply: Reply | None) -> dict[str, Any] | None:
+def _reply_json(reply: Reply | None, unfinished: str | None) -> dict[str, Any] | None:
     if reply is None:
         return None
     parts = reply.model_dump(mode="json", exclude_none=True)["parts"]
     return {
-        "stop": reply.stop_reason,
+        "stop": None if unfinished else reply.stop_reason,
+        "partial": unfinished is not None,
         "text": reply.text_content,
         "tool_calls": [{"name": c.name, "args": c.args, "id": c.id} for c in reply.tool_calls],
         "parts": parts,
@@ -291,7 +293,7 @@ def _as_json(item: View, events: bool) -> dict[str, Any]:
         "end": item.ending(),
         "error": error_summary(response.json_body) if response.status >= 400 else None,
         "fold_problem": item.fold_problem,
-        "final": _reply_json(item.reply),
+        "final": _reply_json(item.reply, item.unfinished),
         "origin": item.interaction.origin,
     }
     if events and item.streaming:

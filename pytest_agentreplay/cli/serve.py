@@ -1,4 +1,5 @@
-"""``agentreplay serve CASSETTE...``: recorded traffic on a real port, for any process.
+"""``agentreplay serve CASSETTE...``: recorded traffic on a real port, for any process
+(and ``agentreplay serve --fake``: a scripted fake, :mod:`.serve_fake`).
 
 A cassette replays to the HTTP clients of a test's own process; an agent written in
 another language, or one that starts worker processes, has sockets of its own. This
@@ -30,7 +31,7 @@ import importlib
 import ipaddress
 import math
 import signal
-import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
@@ -40,6 +41,7 @@ from ..cassettes.errors import CassetteWriteError
 from ..cassettes.modes import RECORD_MODES
 from ..cassettes.session import CassetteSession
 from ..errors import AgentReplayError
+from ..fakes.control import CONTROL_PREFIX, ControlAPI, Controlled
 from ..providers.catalog import base_url_env
 from ..redact.errors import SecretLeakError
 from ..redact.scrubber import Scrubber, default_scrubber
@@ -49,9 +51,13 @@ from .common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Output
 from .errors import CLIError
 from .options import FORMATS, exit_codes
 from .redact import leak_reason
+from .serve_fake import serve_fake
 from .serve_handler import CassetteHandler
 
 __all__ = ["configure", "run"]
+
+_POLL = 0.2
+"""Seconds between two looks at the stop flag (how long SIGTERM may wait to be seen)."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -68,12 +74,41 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "(OPENAI_BASE_URL at URL/v1). "
         "With a record mode other than none, what the cassette does not answer is sent "
         "on to the upstream and recorded into the cassette, written when the server "
-        "stops (Ctrl-C or SIGTERM). " + FORMATS
+        "stops (Ctrl-C or SIGTERM). With --fake it serves a fake model instead, scripted "
+        f"over a control API on the same port ({CONTROL_PREFIX}script, inject, block, "
+        "release, wait_blocked, reset, log), for a test suite in any language. " + FORMATS
     )
     parser.epilog = exit_codes(
         "stopped; every request was answered", "a request matched no recording"
     )
-    parser.add_argument("cassettes", nargs="+", metavar="CASSETTE", help="cassette files")
+    parser.add_argument(
+        "cassettes", nargs="*", metavar="CASSETTE", help="cassette files (none with --fake)"
+    )
+    parser.add_argument(
+        "--fake",
+        action="store_true",
+        help="serve a fake model instead of cassettes, scripted over the control API "
+        f"({CONTROL_PREFIX}script...; see docs/serving.md): for a test suite in another "
+        "language",
+    )
+    parser.add_argument(
+        "--control",
+        action="store_true",
+        help=f"with cassettes: turn the control API on ({CONTROL_PREFIX}reset, "
+        f"{CONTROL_PREFIX}log); --fake turns it on by itself",
+    )
+    parser.add_argument(
+        "--allow-remote-control",
+        action="store_true",
+        help="let the control API answer on an address beyond loopback (--host 0.0.0.0): "
+        "anyone who reaches the port can then script what the agent is told",
+    )
+    parser.add_argument(
+        "--repeat",
+        action="store_true",
+        help="a request plays its first matching recording every time, played or not "
+        "(by default each recording plays once, and a repeat is a 404)",
+    )
     parser.add_argument(
         "--host", default="127.0.0.1", help="the address to listen on (default: 127.0.0.1)"
     )
@@ -120,6 +155,8 @@ def _pace(text: str) -> float:
 def _sessions(
     args: argparse.Namespace, router: Router, scrubber: Scrubber
 ) -> list[CassetteSession]:
+    """One session per cassette named (a :class:`CLIError` naming a file that is not
+    there or does not load)."""
     sessions = []
     for name in args.cassettes:
         path = Path(name)
@@ -137,6 +174,7 @@ def _sessions(
                 test="agentreplay serve",
                 pace=args.pace,
                 allow_incomplete=args.allow_incomplete,
+                repeats=args.repeat,
                 rerecord=f"agentreplay serve {name} --record-mode new_episodes"
                 + (f" --upstream {args.upstream}" if args.upstream else ""),
             )
@@ -157,10 +195,43 @@ def _client() -> Any:
     raise CLIError(None, "recording needs httpx or httpx2 installed (to reach the upstream)")
 
 
-def run(args: argparse.Namespace, output: Output) -> int:
-    """Serve until Ctrl-C / SIGTERM; exit 1 if a request missed every cassette."""
+def _check_args(args: argparse.Namespace) -> None:
+    """Options that do not go together, refused before anything is served."""
+    if args.fake:
+        if args.cassettes:
+            raise CLIError(None, "--fake serves a fake model, not cassettes: drop one of them")
+        if args.record_mode != "none" or args.repeat or args.upstream:
+            raise CLIError(
+                None,
+                "--fake is scripted over the control API: --record-mode, --repeat and "
+                "--upstream are for cassettes (to record a fake, see docs/serving.md)",
+            )
+    elif not args.cassettes:
+        raise CLIError(None, "name a cassette to serve, or serve a scripted fake with --fake")
     if args.record_mode != "none" and len(args.cassettes) != 1:
         raise CLIError(None, "recording writes one cassette: name exactly one")
+    controlled = args.fake or args.control
+    if controlled and not _is_loopback(args.host) and not args.allow_remote_control:
+        raise CLIError(
+            None,
+            f"the control API would answer every machine that reaches {args.host}: listen "
+            "on a loopback address (the default 127.0.0.1), or add --allow-remote-control "
+            "to let them script this server",
+        )
+
+
+def _listening(args: argparse.Namespace, handler: Any) -> ModelServer:
+    try:
+        return ModelServer(handler, host=args.host, port=args.port)
+    except OSError as exc:
+        raise CLIError(None, f"cannot listen on {args.host}:{args.port}: {exc}") from exc
+
+
+def run(args: argparse.Namespace, output: Output) -> int:
+    """Serve until Ctrl-C / SIGTERM; exit 1 if a request missed every cassette."""
+    _check_args(args)
+    if args.fake:
+        return serve_fake(args, output, _listening, _StopSignal)
     scrubber = default_scrubber()
     output.mask = scrubber.mask
     router = Router(test="agentreplay serve", mask=scrubber.mask)
@@ -168,6 +239,13 @@ def run(args: argparse.Namespace, output: Output) -> int:
     upstream = args.upstream.rstrip("/") if args.upstream else None
     handler = CassetteHandler(sessions, upstream, scrubber, note=output.note)
     recording = args.record_mode != "none"
+    handler.rebuild = None if recording else lambda: _sessions(args, router, scrubber)
+    api = ControlAPI(
+        reset=handler.reset,
+        log=handler.log_json,
+        enabled=args.control,
+        allow_remote=args.allow_remote_control,
+    )
     with _recording(router, sessions[0] if recording else None) as forward:
         handler.forward = forward
         if not _is_loopback(args.host):
@@ -176,15 +254,12 @@ def run(args: argparse.Namespace, output: Output) -> int:
                 "machine that can reach this one can read the cassettes' answers"
                 + (" and record through to the upstream" if recording else "")
             )
-        try:
-            server = ModelServer(handler, host=args.host, port=args.port)
-        except OSError as exc:
-            raise CLIError(None, f"cannot listen on {args.host}:{args.port}: {exc}") from exc
+        server = _listening(args, Controlled(api, handler))
         with _StopSignal() as stop, server:
-            _announce(output, server, sessions, args.record_mode)
+            _announce(output, server, sessions, args.record_mode, control=args.control)
             stop.wait()
             _stopping(handler, sessions)
-    return _finish(output, sessions, handler)
+    return _finish(output, handler.sessions, handler)
 
 
 def _stopping(handler: CassetteHandler, sessions: Sequence[CassetteSession]) -> None:
@@ -233,7 +308,12 @@ class _recording:  # noqa: N801 - a context manager used like a function
 
 
 def _announce(
-    output: Output, server: ModelServer, sessions: Sequence[CassetteSession], mode: str
+    output: Output,
+    server: ModelServer,
+    sessions: Sequence[CassetteSession],
+    mode: str,
+    *,
+    control: bool,
 ) -> None:
     """The URL on its own first line of stdout (what a harness reads), then a note."""
     output.print(server.url)
@@ -241,6 +321,10 @@ def _announce(
     count = sum(len(s.interactions) for s in sessions)
     names = ", ".join(str(s.path) for s in sessions)
     what = "replay only" if mode == "none" else f"record mode {mode}"
+    if sessions and sessions[0].repeats:
+        what += ", repeating"
+    if control:
+        what += f", control API on {server.url}{CONTROL_PREFIX}"
     point = " ".join(f"{name}={url}" for name, url in base_url_env(server.url).items())
     output.note(
         f"agentreplay serve: {count} interaction{'' if count == 1 else 's'} from {names} "
@@ -251,10 +335,16 @@ def _announce(
 class _StopSignal:
     """SIGTERM (and Ctrl-C) end the serving, installed *before* the URL is announced:
     a harness that reads the URL and stops the server at once must still get the
-    cassette written, not a process killed by SIGTERM's default action."""
+    cassette written, not a process killed by SIGTERM's default action.
+
+    The handler only sets a flag, which the main thread polls between sleeps. It must
+    take no lock: Python runs a signal handler in the main thread between two bytecodes,
+    and a ``threading.Event.set()`` there deadlocks when the signal lands while that
+    thread is inside the same event's ``wait()``, holding its lock (seen under load:
+    serve never stopped)."""
 
     def __init__(self) -> None:
-        self.stop = threading.Event()
+        self.stopped = False
         self._previous: Any = None
 
     def __enter__(self) -> _StopSignal:
@@ -265,13 +355,13 @@ class _StopSignal:
         signal.signal(signal.SIGTERM, self._previous)
 
     def _stopped(self, signum: int, frame: FrameType | None) -> None:
-        self.stop.set()
+        self.stopped = True
 
     def wait(self) -> None:
         """Until SIGTERM or Ctrl-C."""
         try:
-            while not self.stop.wait(0.2):
-                pass
+            while not self.stopped:
+                time.sleep(_POLL)
         except KeyboardInterrupt:
             pass
 
@@ -284,6 +374,9 @@ def _finish(output: Output, sessions: Sequence[CassetteSession], handler: Casset
     for session in sessions:
         played = sum(1 for call in session.calls if call.source == "cassette")
         line = f"agentreplay serve: {session.path}: {played} replayed"
+        earlier = handler.replayed_before_reset.get(session.path, 0)
+        if earlier:
+            line += f" (and {earlier} before a reset)"
         try:
             result = session.finish(failed=False)
         except SecretLeakError as exc:

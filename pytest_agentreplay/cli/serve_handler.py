@@ -15,11 +15,13 @@ import queue
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..cassettes.errors import CassetteMiss, IncompleteRecordingError
 from ..cassettes.session import CassetteSession
+from ..fakes.errors import ControlRequestError
 from ..providers import detect, target
 from ..providers.catalog import CATALOG
 from ..redact.scrubber import Scrubber
@@ -79,8 +81,56 @@ class CassetteHandler:
     misses: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     stop: threading.Event = field(default_factory=threading.Event)
+    rebuild: Callable[[], list[CassetteSession]] | None = None
+    """Fresh sessions over the same files, for a reset (``None``: recording, which a
+    reset would lose)."""
+    replayed_before_reset: dict[Path, int] = field(default_factory=dict)
+    _misses_shown: int = 0  # misses before the last reset, left out of the log
     _origins: dict[str, str] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    # --- the control API (--control) -------------------------------------------------
+
+    def reset(self) -> None:
+        """Replay every cassette from its start again: what was played is playable
+        again, and the log starts over (the summary at the stop still counts it)."""
+        if self.rebuild is None:
+            raise ControlRequestError(
+                "reset would lose what is being recorded: stop the server (Ctrl-C, "
+                "SIGTERM) to write it, then serve the cassette again",
+                status=409,
+            )
+        fresh = self.rebuild()
+        with self._lock:
+            for session in self.sessions:
+                played = sum(1 for call in session.calls if call.source == "cassette")
+                path = session.path
+                self.replayed_before_reset[path] = self.replayed_before_reset.get(path, 0) + played
+            self.sessions[:] = fresh
+            self._misses_shown = len(self.misses)
+
+    def log_json(self) -> dict[str, Any]:
+        """The calls since the last reset, as the control API's ``log`` shows them."""
+        with self._lock:
+            sessions, misses = list(self.sessions), self.misses[self._misses_shown :]
+        calls = [
+            {
+                "cassette": str(session.path),
+                "index": call.index,
+                "method": call.method,
+                "url": self.scrubber.mask(call.url),
+                "client": call.client,
+                "source": call.source,
+                "interaction": call.interaction,
+                "status": call.status,
+                "outcome": call.outcome,
+                "events_sent": call.events_sent,
+            }
+            for session in sessions
+            for call in list(session.calls)
+        ]
+        unplayed = {str(s.path): s.unplayed for s in sessions}
+        return {"calls": calls, "misses": misses, "unplayed": unplayed}
 
     def claims(self, request: HTTPRequest) -> bool:
         return True
@@ -93,7 +143,9 @@ class CassetteHandler:
         if self.forward is not None:
             return self._forwarded(retargeted)
         first: CassetteMiss | None = None
-        for session in self.sessions:
+        with self._lock:  # a reset may swap the sessions meanwhile
+            sessions = list(self.sessions)
+        for session in sessions:
             if not session.claims(retargeted):
                 continue
             try:

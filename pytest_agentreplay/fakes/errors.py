@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from _pytest.outcomes import Failed  # pytest.fail.Exception, importable as a base
 
-__all__ = ["UnexpectedModelCall"]
+from ..errors import AgentReplayError
+
+__all__ = ["ControlRequestError", "UnexpectedModelCall"]
 
 
 class UnexpectedModelCall(Failed):
@@ -18,3 +20,14 @@ class UnexpectedModelCall(Failed):
     through ``except Exception`` and every retry loop and fails the test at once,
     naming the call number and the request (secrets masked).
     """
+
+
+class ControlRequestError(AgentReplayError, ValueError):
+    """A request to the control API of ``agentreplay serve`` that cannot be done:
+    answered with ``status`` (``400`` for a body that is no valid instruction), naming
+    the ``field`` (``replies[0].fault.after_event``) and what to send instead."""
+
+    def __init__(self, message: str, *, field: str | None = None, status: int = 400) -> None:
+        super().__init__(message)
+        self.field = field
+        self.status = status

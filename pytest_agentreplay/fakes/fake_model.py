@@ -25,7 +25,7 @@ from ..transport.playback import Playback
 from ..transport.router import Deferred, HTTPRequest
 from .errors import UnexpectedModelCall
 from .listening import FakeServer
-from .messages import held_problem, interrupt_problem, show
+from .messages import held_problem, injected_problem, interrupt_problem, show
 from .script import (
     CallLog,
     Holds,
@@ -71,6 +71,9 @@ class FakeModel(Serving):
         allow_hosts: Iterable[str] = (),
     ) -> None:
         self.name = name
+        self.past_the_script: str | None = None
+        """What to do about a call after the script ran out, when not the default
+        (``agentreplay serve --fake`` names its control API)."""
         self.check_unused = check_unused
         self.chunker = resolve_chunking(chunking)
         self.event_delay = event_delay
@@ -162,6 +165,30 @@ class FakeModel(Serving):
         self._script.interrupt(after_events, times)
         return self
 
+    def inject(self, fault: Fault) -> FakeModel:
+        """Fail the next call, streamed or not, with ``fault``.
+
+        As with :meth:`interrupt`, the failed call plays the reply that is next in the
+        script without using it up (a cut stream shows its start), so the retry that
+        follows gets it whole; with the script empty the call only fails. Each call
+        queues one fault, for one call."""
+        self._script.inject(fault)
+        return self
+
+    def reset(self) -> FakeModel:
+        """Start over: forget the script, interrupts, injected faults, ``fail_with``,
+        ``respond=``, the call log and the problems seen so far. A call held at the
+        reset is let go without an answer (its connection is dropped): it belongs to no
+        script. For a fake that outlives one test (``listen()`` in a
+        module-scoped fixture, ``agentreplay serve --fake``)."""
+        self._script.reset()
+        self.release()
+        self._log.reset()
+        with self._lock:
+            self._problems.clear()
+            self._unreleased.clear()
+        return self
+
     def block(self, *, after_events: int | None = None) -> FakeModel:
         """Hold the next call until :meth:`release`: before any byte (default) or
         after ``after_events`` events of its stream."""
@@ -205,6 +232,9 @@ class FakeModel(Serving):
         pending = self._script.pending_interrupts()
         if pending:
             problems.append(interrupt_problem(self.name, pending, list(self.requests)))
+        injected = self._script.pending_injected()
+        if injected:
+            problems.append(injected_problem(self.name, injected))
         unused = self._script.unused()
         if not self.check_unused or not unused or self._script.fail is not None:
             return problems
@@ -221,6 +251,14 @@ class FakeModel(Serving):
                 f"requested:\n{shown}"
             )
         return problems
+
+    @property
+    def surprises(self) -> list[str]:
+        """The surprises so far (unexpected requests, parts a provider cannot send),
+        left in place: what the end of the test will fail for, besides the state of the
+        script (replies never requested, interrupts never used)."""
+        with self._lock:
+            return list(self._problems)
 
     def take_problems(self) -> list[str]:
         """The surprises so far (unexpected requests, parts a provider cannot send),
@@ -322,8 +360,7 @@ class FakeModel(Serving):
         problem = self._mask(
             f"{self.name}: received a model call after its script ran out "
             f"(call #{index}):\n  {show(http)}\n"
-            f"  Script a reply for it ({self.name}.script(...)) or answer past the end "
-            f"with respond=."
+            f"  {self.past_the_script or self._past_the_script()}"
         )
         # Kept as a problem too: code that catches BaseException (or a thread that
         # dies with it) must not turn the surprise into a pass.
@@ -331,6 +368,11 @@ class FakeModel(Serving):
             self._problems.append(problem)
         self._log.ended(index, "cancelled", 0, None)
         raise UnexpectedModelCall(f"pytest-agentreplay: {problem}", pytrace=False)
+
+    def _past_the_script(self) -> str:
+        return (
+            f"Script a reply for it ({self.name}.script(...)) or answer past the end with respond=."
+        )
 
     def _mask(self, text: str) -> str:
         """``text`` with secrets masked by the router's rules (the session scrubber's
@@ -347,6 +389,8 @@ class FakeModel(Serving):
         *,
         block: tuple[Gate, int | None] | None = None,
     ) -> Playback:
+        if self._log.forgotten(index):  # held across a reset(): it belongs to no script
+            return Playback(status=503, headers=[], events=[], ending="cut", before_headers=True)
         reply = self._next_reply(index, request, http)
         ctx = RenderContext(model=request.model or "fake-model", request=request, ids=self._ids)
         plan = answer.Plan(

@@ -10,17 +10,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..neutral import Reply, Request
+from ..transport.clients import client_library
 from ..transport.router import HTTPRequest
 
-__all__ = ["held_problem", "interrupt_problem", "show"]
+__all__ = ["held_problem", "injected_problem", "interrupt_problem", "show"]
 
 
 def show(request: HTTPRequest) -> str:
-    """``METHOD URL`` and the body (cut at 600 characters), for a failure message."""
+    """``METHOD URL``, the client library that sent it (in a suite of several clients:
+    which one), and the body (cut at 600 characters), for a failure message."""
     body = request.content.decode("utf-8", "replace")
     if len(body) > 600:
         body = body[:600] + f"... ({len(request.content)} bytes)"
-    return f"{request.method} {request.url}\n    {body}"
+    client = client_library(request.headers)
+    sender = f" (sent by {client})" if client else ""
+    return f"{request.method} {request.url}{sender}\n    {body}"
 
 
 def held_problem(name: str, index: int, reply: Reply) -> str:
@@ -45,4 +49,13 @@ def interrupt_problem(name: str, pending: int, requests: Sequence[Request]) -> s
         f"interrupt() never cut a stream ({came}; an interrupt cuts streamed "
         f"responses only). Stream the call, or leave interrupting_model / "
         f"interrupt() out of a non-streaming test."
+    )
+
+
+def injected_problem(name: str, pending: int) -> str:
+    """``pending`` faults queued by ``inject()`` struck no call (none came for them)."""
+    return (
+        f"{name}: {pending} fault{'' if pending == 1 else 's'} queued by inject() "
+        f"struck no call (each strikes the next call that comes). Make the call, or "
+        f"inject fewer faults."
     )

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..neutral import Fault, ModelCall, Reply, Request
+from ..transport.clients import client_library
 from ..transport.gate import Gate, wait_event_async
 from ..transport.router import HTTPRequest
 
@@ -89,8 +90,19 @@ class Script:
         self.fail: Fault | None = None
         self._replies: deque[Reply] = deque()
         self._interrupts: list[int | None] = []
+        self._injected: list[Fault] = []  # faults for the next calls, streamed or not
         self._played_cut: set[int] = set()  # ids of scripted replies an interrupt cut
         self._lock = threading.Lock()
+
+    def reset(self) -> None:
+        """Forget every reply, interrupt, injected fault, ``fail`` and ``respond``."""
+        with self._lock:
+            self._replies.clear()
+            self._interrupts.clear()
+            self._injected.clear()
+            self._played_cut.clear()
+            self.fail = None
+            self.respond = None
 
     def extend(self, items: Sequence[ScriptItem]) -> None:
         """Append replies to the script."""
@@ -102,6 +114,16 @@ class Script:
         """Cut the next ``times`` streams after ``after_events`` (``None``: halfway)."""
         with self._lock:
             self._interrupts.extend([after_events] * times)
+
+    def inject(self, fault: Fault) -> None:
+        """Fail the next call (streamed or not) with ``fault``."""
+        with self._lock:
+            self._injected.append(fault)
+
+    def pending_injected(self) -> int:
+        """Faults injected for a call that never came."""
+        with self._lock:
+            return 0 if self.fail is not None else len(self._injected)
 
     @property
     def remaining(self) -> list[Reply]:
@@ -126,6 +148,8 @@ class Script:
         with self._lock:
             if self.fail is not None:
                 return Reply.failure(self.fail)
+            if self._injected:
+                return self._strike(self._injected.pop(0))
             if self._replies:
                 if self._interrupts and request.stream:
                     self._played_cut.add(id(self._replies[0]))
@@ -136,6 +160,14 @@ class Script:
         reply = as_reply(call_sync(self.respond, request))
         with self._lock:
             return self._cut(reply) if self._interrupts and request.stream else reply
+
+    def _strike(self, fault: Fault) -> Reply:
+        """The next reply failed by an injected ``fault``, not used up (the retry gets
+        it whole); a bare failure when the script is empty (caller holds the lock)."""
+        if not self._replies:
+            return Reply.failure(fault)
+        self._played_cut.add(id(self._replies[0]))
+        return self._replies[0].model_copy(update={"fault": fault})
 
     def _cut(self, reply: Reply) -> Reply:
         """``reply`` cut by the next pending interrupt (caller holds the lock)."""
@@ -217,6 +249,12 @@ class HTTPCall:
         """The body parsed as JSON."""
         return HTTPRequest(self.method, self.url, (), self.content, "").json()
 
+    @property
+    def client(self) -> str | None:
+        """The client library that sent it, from its headers (``openai 3.63.0 (python,
+        CPython 3.12.3)``, ``node fetch (node)``, ``httpx 0.28.1``...)."""
+        return client_library(self.headers)
+
 
 class CallLog:
     """What a fake was asked (:attr:`calls`, :attr:`requests`) and how each call ended
@@ -227,18 +265,39 @@ class CallLog:
         self.requests: list[Request] = []
         self._lock = threading.Lock()
         self._entries: dict[int, ModelCall] = {}
-        self._open: dict[int, tuple[Request, str]] = {}
+        self._open: dict[int, tuple[Request, str, str | None]] = {}
         self._statuses: dict[int, int | None] = {}
+        # Call numbers never repeat, so that a call still open at a reset() cannot end
+        # a later one; the log numbers calls from the last reset (``_base``).
+        self._next = 0
+        self._base = 0
 
     def open(self, request: HTTPRequest, parsed: Request) -> int:
-        """Log a call that arrived; returns its index."""
+        """Log a call that arrived; returns its number (for :meth:`ended`)."""
         call = HTTPCall(request.method, request.url, dict(request.headers), request.content)
         with self._lock:
-            index = len(self.calls)
+            index = self._next
+            self._next += 1
             self.calls.append(call)
             self.requests.append(parsed)
-            self._open[index] = (parsed, request.url)
+            self._open[index] = (parsed, request.url, call.client)
         return index
+
+    def reset(self) -> None:
+        """Forget every call (in place: ``calls`` and ``requests`` stay the same lists).
+        A call still open is forgotten too: its ending is no longer logged."""
+        with self._lock:
+            self.calls.clear()
+            self.requests.clear()
+            self._entries.clear()
+            self._open.clear()
+            self._statuses.clear()
+            self._base = self._next
+
+    def forgotten(self, index: int) -> bool:
+        """Whether call ``index`` arrived before the last :meth:`reset`."""
+        with self._lock:
+            return index < self._base
 
     def answered(self, index: int, status: int | None) -> None:
         """The status call ``index`` is answered with (``None``: no response at all)."""
@@ -252,14 +311,14 @@ class CallLog:
             opened = self._open.pop(index, None)
             if opened is None:
                 return
-            request, url = opened
+            request, url, client = opened
             status = self._statuses.pop(index, None)
             if outcome == "completed" and status is not None and status >= 400:
                 outcome = "http_error"
             # An error body is not an event stream: nothing of the reply was delivered.
             delivered = events_sent if request.stream and (status or 0) < 400 else 0
             self._entries[index] = ModelCall(
-                index=index,
+                index=index - self._base,
                 provider=request.provider,
                 url=url,
                 streaming=request.stream,
@@ -268,6 +327,7 @@ class CallLog:
                 outcome=outcome,
                 events_sent=delivered,
                 reply=reply,
+                client=client,
             )
 
     def close_open(self) -> None:

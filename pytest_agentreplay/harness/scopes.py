@@ -27,7 +27,13 @@ if TYPE_CHECKING:
     from ..transport.router import Router
     from .settings import TestSettings
 
-__all__ = ["NO_CASSETTE_HINT", "cassette_scope", "fake_model", "router_scope"]
+__all__ = [
+    "NO_CASSETTE_HINT",
+    "cassette_scope",
+    "fake_model",
+    "note_unrecorded_server",
+    "router_scope",
+]
 
 NO_CASSETTE_HINT = (
     "This test has no cassette, so recording cannot serve it. Serve the host with a "
@@ -258,3 +264,25 @@ def _close_cassette(
         result.reason,
     )
     use.block = result.block
+
+
+def note_unrecorded_server(request: pytest.FixtureRequest, fake: FakeModel) -> None:
+    """Say loudly, in the summary, that a test's ``model_server`` answered calls while
+    the run recorded: a fake's answers are never recorded, so the test passes and no
+    cassette is written for them (issue 30: "cassettes written: 0", and nothing else)."""
+    item = request.node
+    state = TestState.of(item)
+    settings = state.settings
+    if settings is None or settings.record_mode == "none" or not fake.calls:
+        return
+    calls = len(fake.calls)
+    line = (
+        f"WARNING: {item.nodeid}: model_server answered {calls} "
+        f"call{'' if calls == 1 else 's'} in record mode {settings.record_mode}, and a "
+        "fake's answers are never recorded: no cassette holds them. To build a cassette "
+        "from a fake without an API key, record through agentreplay serve CASSETTE "
+        '--record-mode once --upstream URL-OF-THE-FAKE (docs/serving.md, "Recording a '
+        'cassette from a fake"); to test against the fake, run without a record mode.'
+    )
+    state.unrecorded.append(line)
+    RunState.of(item.config).report.unrecorded.append(line)

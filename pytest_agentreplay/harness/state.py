@@ -197,6 +197,9 @@ class TestState:
     fakes: list[FakeModel] = field(default_factory=list)
     uses: list[CassetteUse] = field(default_factory=list)
     """What the test did with its cassettes, for the summary (sent on under xdist)."""
+    unrecorded: list[str] = field(default_factory=list)
+    """The summary's warning that the test's ``model_server`` answered calls while
+    recording, which no cassette records (sent on under xdist)."""
     failed: bool = False
     """The test body failed: a failed test's cassette is not saved over an existing one."""
     stopped: bool = False

@@ -44,6 +44,9 @@ class Report:
     """Facts about the set-up found at configure time, such as a leftover
     ``pytest_recording_configure``: summary lines, never warnings (``-W error`` would
     turn a configure-time warning into an INTERNALERROR)."""
+    unrecorded: list[str] = field(default_factory=list)
+    """Tests whose fake on a port answered calls while recording: nothing of them is
+    recorded, and the test passes (issue 30). Said first, in capitals."""
 
     def add(self, use: CassetteUse) -> None:
         self.uses.append(use)
@@ -76,21 +79,24 @@ class Report:
         return tests[0] if len(tests) == 1 else f"{len(tests)} tests"
 
     def to_json(self) -> str:
-        return json.dumps([asdict(u) for u in self.uses])
+        return json.dumps({"uses": [asdict(u) for u in self.uses], "unrecorded": self.unrecorded})
 
     def merge_json(self, data: str) -> None:
-        self.uses.extend(CassetteUse(**item) for item in json.loads(data))
+        loaded = json.loads(data)
+        self.uses.extend(CassetteUse(**item) for item in loaded["uses"])
+        self.unrecorded.extend(loaded["unrecorded"])
 
     def lines(self, *, verbose: bool = False) -> list[str]:
         """The summary, one fact per line; only the notices and problems when no test
         used a cassette."""
         if not self.uses:
-            return [*self.notices, *self.problems]
+            return [*self.notices, *self.unrecorded, *self.problems]
         uses = sorted(self.uses, key=lambda u: (u.path, u.test))
         paths = {u.path for u in uses}
         written = {u.path for u in uses if u.written}
         out = [
             *self.notices,
+            *self.unrecorded,
             f"cassettes used: {len(paths)}, interactions replayed: {sum(u.replayed for u in uses)}",
             f"cassettes written: {len(written)}, interactions recorded: "
             f"{sum(u.recorded for u in uses)}",

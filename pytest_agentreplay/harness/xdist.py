@@ -30,8 +30,9 @@ class XdistWorker:
     def pytest_runtest_makereport(self, item: pytest.Item, call: Any) -> Generator[None, Any, Any]:
         report = yield
         state = item.stash.get(TEST_STATE, None)
-        if call.when == "teardown" and state is not None and state.uses:
-            setattr(report, _REPORT_ATTR, Report(uses=state.uses).to_json())
+        if call.when == "teardown" and state is not None and (state.uses or state.unrecorded):
+            sent = Report(uses=state.uses, unrecorded=state.unrecorded)
+            setattr(report, _REPORT_ATTR, sent.to_json())
         return report
 
 

@@ -107,6 +107,9 @@ class ModelCall(Frozen):
     events_sent: NonNegativeInt = 0
     reply: Reply | None = None
     error: str | None = None
+    client: str | None = None
+    """The client library that sent the call, read from its headers
+    (``anthropic 2.17.0 (python, CPython 3.12.3)``, ``node fetch (node)``...)."""
 
     @model_validator(mode="after")
     def _outcome_matches_status(self) -> ModelCall:

@@ -36,7 +36,7 @@ import socket
 import socketserver
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import TypeVar
 
@@ -400,7 +400,12 @@ class _Connection(socketserver.StreamRequestHandler):
         elif old_client:
             lines.append("connection: keep-alive")
         self._write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
-        for chunk in delivery.iterate():
+        # A chunked body ends with its terminating chunk, written after the call is
+        # logged; a sized one ends with its last byte, so its call is logged before that
+        # byte goes out: a client that reads the log as soon as it has the body finds
+        # its call ended (issue 30: the Node example's log showed it still ``open``).
+        chunks = delivery.iterate() if chunked else _one_ahead(delivery.iterate())
+        for chunk in chunks:
             if sent.gone.is_set():
                 raise _HungUpError
             if bodiless or not chunk:
@@ -466,6 +471,17 @@ class _Connection(socketserver.StreamRequestHandler):
         self.close_connection = True
         with contextlib.suppress(_HungUpError):  # the client is gone: nobody to tell
             self._write(head.encode("latin-1") + body)
+
+
+def _one_ahead(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """``chunks``, each handed on once the next one is known: the last one after the
+    source has ended (and its ending has been logged)."""
+    held: list[bytes] = []
+    for chunk in chunks:
+        if held:
+            yield held.pop()
+        held.append(chunk)
+    yield from held
 
 
 class _Sent:
