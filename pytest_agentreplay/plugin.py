@@ -20,7 +20,13 @@ import pytest
 
 from .harness.marker import add_marker_fixture
 from .harness.options import MARKER_HELP, RECORD_MODES, add_options
-from .harness.scopes import cassette_scope, fake_model, note_unrecorded_server, router_scope
+from .harness.scopes import (
+    cassette_scope,
+    fake_model,
+    fake_tools,
+    note_unrecorded_server,
+    router_scope,
+)
 from .harness.state import RUN_STATE, TEST_STATE, RunState, TestState
 from .hooks import accept_recording_hook, unused_recording_hook
 
@@ -28,6 +34,8 @@ if TYPE_CHECKING:
     from .cassettes.handle import AgentReplay
     from .fakes.fake_model import FakeModel
     from .fakes.listening import FakeServer
+    from .mcp.fake.listening import ToolServerListener
+    from .mcp.fake.server import FakeToolServer
     from .transport.router import Router
 
 __all__ = ["RECORD_MODES"]
@@ -229,6 +237,44 @@ def model_server(
     finally:
         server.close()
         note_unrecorded_server(request, fake)
+
+
+@pytest.fixture
+def scripted_tools(request: pytest.FixtureRequest, _agentreplay_router: Router) -> FakeToolServer:
+    """A fake MCP tool server serving scripted tools over Streamable HTTP at
+    ``scripted_tools.url``, and over stdio through ``scripted_tools.stdio_command()``:
+    ``scripted_tools.tool("weather", "Rain.", input_schema={...})``."""
+    return fake_tools(request, _agentreplay_router)
+
+
+@pytest.fixture
+def blocking_tools(request: pytest.FixtureRequest, _agentreplay_router: Router) -> FakeToolServer:
+    """The test's fake tool server, its next call held before any byte until
+    ``release()`` (or until the client cancels it): ``blocking_tools.block("weather")``
+    holds the next call of one tool instead."""
+    return fake_tools(request, _agentreplay_router).block()
+
+
+@pytest.fixture
+def tool_server(
+    request: pytest.FixtureRequest, _agentreplay_router: Router
+) -> Iterator[ToolServerListener[FakeToolServer]]:
+    """The test's fake tool server on a real loopback port, for clients in child
+    processes: ``tool_server.url`` is its MCP endpoint, ``tool_server.tools`` the fake
+    (the same one as ``scripted_tools``). Closed at teardown."""
+    if not _agentreplay_router.allow_loopback:
+        pytest.fail(
+            "tool_server listens on loopback, which this test blocks "
+            "(block_loopback=True): allow loopback in tests that use it.",
+            pytrace=False,
+        )
+    tools = fake_tools(request, _agentreplay_router)
+    server = tools.listen()
+    tools.serve(server.url)  # the test's own clients at the port are served in-process
+    try:
+        yield server
+    finally:
+        server.close()
 
 
 @pytest.fixture

@@ -44,8 +44,9 @@ def conversation(request: RecordedRequest) -> dict[str, Any] | None:
         return None
     messages = [_message(m.role, m.parts) for m in parsed.messages]
     system = parsed.system
-    if messages and messages[0]["role"] in ("system", "developer") and system is None:
-        system = messages.pop(0)["text"]  # OpenAI's system message is the instructions
+    if messages and messages[0]["role"] in ("system", "developer"):
+        said = messages.pop(0)["text"]  # OpenAI's system message is the instructions
+        system = said if system is None else system
     return {
         "provider": provider,
         "model": parsed.model,

@@ -229,6 +229,14 @@ class Index:
             self._mark(key, index)
         return True
 
+    def withdraw(self, index: int) -> None:
+        """Take recorded ``index`` out of matching without playing it: the other form of
+        an imported step whose one form was played (it stays unplayed, not served)."""
+        with self._lock:
+            queue = self._queues.get(self.keys[index])
+            if queue and index in queue:
+                queue.remove(index)
+
     def peek_consumed(self, request: RecordedRequest) -> list[int]:
         """The indexes with ``request``'s key that were already played, in play order."""
         key = self.key(request)
@@ -386,6 +394,8 @@ def _part_lines(
         return _body_lines(old, new, mask, 12)
     if part.name == "headers":
         return json_diff(old, new, limit=8, mask=mask, labels=("recorded", "now"))
+    if isinstance(old, dict) and isinstance(new, dict):  # a structured part: conversation
+        return json_diff(old, new, limit=12, mask=mask, labels=("recorded", "now"))
     if isinstance(old, str) and isinstance(new, str):  # says so when masking hid the change
         shown_old, shown_new, note = string_pair(old, new, mask)
         return [f"{part.name}: recorded {shown_old}, now {shown_new}{note}"]

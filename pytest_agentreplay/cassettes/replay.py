@@ -24,6 +24,7 @@ from ..transport.answer import (
     Plan,
     for_error,
     for_events,
+    for_no_response,
     for_reply,
     for_stream,
     for_timeout,
@@ -86,11 +87,20 @@ def playback_for(
         return _empty_reply(codec_for(provider), response, plan)
     if fault is not None and fault.kind == "timeout" and fault.after_events is None:
         return for_timeout(plan)
+    if fault is None and _no_response(interaction):
+        return for_no_response(response.end, plan)
     if response.events is None:
         return _body_playback(response, fault, method, path, plan)
     return _stream_playback(
         response, response.events, fault, plan, method=method, path=path, pace=pace
     )
+
+
+def _no_response(interaction: Interaction) -> bool:
+    """An imported call that failed before any response (``origin.no_response``): its
+    recorded status and headers only fill the format, its ending strikes first."""
+    origin = interaction.origin
+    return origin is not None and origin.get("no_response") is True
 
 
 def _empty_reply(codec: Codec, response: RecordedResponse, plan: Plan) -> Playback:

@@ -277,7 +277,20 @@ class CassetteSession:
         if index is None and not self._scrubbed:
             self._scrub_recorded()
             index = take(recorded)
+        if index is not None:
+            self._withdraw_twin(index)
         return index
+
+    def _withdraw_twin(self, index: int) -> None:
+        """An imported step is one call served in either form: once one form answered,
+        the other answers no later request (the same question asked again, a retry,
+        must get the next step, not this step's other form)."""
+        step = _step(self.interactions[index])
+        if step is None:
+            return
+        for other, interaction in enumerate(self.interactions):
+            if other != index and _step(interaction) == step:
+                self.index.withdraw(other)
 
     def _scrub_recorded(self) -> None:
         """Index the recorded requests in the form live ones are matched in: scrubbed.

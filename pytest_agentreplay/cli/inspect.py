@@ -130,6 +130,9 @@ def _last_input(request: Request | None) -> tuple[str, str] | None:
 
 def _response_line(item: View) -> str:
     response = item.response
+    origin = item.interaction.origin or {}
+    if origin.get("no_response") is True:  # an imported call that failed before any answer
+        return f"none: {response.end} before the status line (imported)"
     bits = [str(response.status), item.content_type or "no content-type"]
     if item.streaming:
         bits.append(_plural(len(response.events or ()), "event"))
@@ -240,6 +243,8 @@ def _timeline(item: View, events: bool) -> list[str]:
     error = error_summary(item.response.json_body) if item.response.status >= 400 else None
     if error:
         lines.append(f"error     {_cut_raw(error)}")
+    if (item.interaction.origin or {}).get("no_response") is True:
+        return [lines[0], *("   " + line for line in lines[1:])]
     if item.streaming:
         lines.extend(_stream_lines(item))
     lines.extend(_final_lines(item))

@@ -24,10 +24,41 @@ from ..transport.router import Handler
 from ..transport.server import ModelServer
 from .script import HTTPCall, ScriptItem
 
-__all__ = ["FakeServer", "Served"]
+__all__ = ["Checked", "CheckedServer", "FakeServer", "Served"]
 
 
-class Served(Handler, Protocol):
+class Checked(Handler, Protocol):
+    """A fake that answers requests and checks itself at the end (``with fake:``)."""
+
+    def verify(self) -> None:
+        """Fail the test for what went wrong (a call past the script, replies unused)."""
+
+
+C = TypeVar("C", bound=Checked)
+
+
+class CheckedServer(ModelServer, Generic[C]):
+    """A fake served on a loopback port, checked as ``with fake:`` checks it when a
+    ``with`` block that raised nothing closes the server: the model fake's
+    :class:`FakeServer` and the tool fake's listener (:mod:`..mcp.fake.listening`)."""
+
+    handler: C
+
+    def __init__(self, fake: C, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        super().__init__(fake, host=host, port=port)
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None = None,
+        exc: BaseException | None = None,
+        tb: TracebackType | None = None,
+    ) -> None:
+        self.close()
+        if exc_type is None:
+            self.handler.verify()
+
+
+class Served(Checked, Protocol):
     """What a :class:`FakeServer` needs of the fake it serves: to answer requests, to
     be checked when the server closes, and the scripting vocabulary the server passes
     on. Named here rather than importing :class:`~.fake_model.FakeModel`, which
@@ -35,9 +66,6 @@ class Served(Handler, Protocol):
 
     calls: list[HTTPCall]
     requests: list[Request]
-
-    def verify(self) -> None:
-        """Fail the test for what went wrong (a call past the script, replies unused)."""
 
     def script(self, *items: ScriptItem) -> object: ...
     def fail_with(self, fault: Fault) -> object: ...
@@ -60,7 +88,7 @@ FakeT = TypeVar("FakeT", bound=Served)
 _F = TypeVar("_F", bound="FakeServer[Any]")
 
 
-class FakeServer(ModelServer, Generic[FakeT]):
+class FakeServer(CheckedServer[FakeT]):
     """A :class:`~..fakes.FakeModel` served on a loopback port.
 
     ``url`` and ``env`` point a child at it; ``model`` is the fake, and the server
@@ -157,13 +185,3 @@ class FakeServer(ModelServer, Generic[FakeT]):
             raise AttributeError(
                 f"'FakeServer' object has no attribute {name!r}", name=name, obj=self
             )
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None = None,
-        exc: BaseException | None = None,
-        tb: TracebackType | None = None,
-    ) -> None:
-        self.close()
-        if exc_type is None:
-            self.model.verify()

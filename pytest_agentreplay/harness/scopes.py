@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ..cassettes.handle import AgentReplay
     from ..cassettes.session import CassetteSession
     from ..fakes.fake_model import FakeModel
+    from ..mcp.fake.server import FakeToolServer
     from ..mcp.stdio_swap import StandIn
     from ..transport.router import Router
     from .settings import TestSettings
@@ -31,6 +32,7 @@ __all__ = [
     "NO_CASSETTE_HINT",
     "cassette_scope",
     "fake_model",
+    "fake_tools",
     "note_unrecorded_server",
     "router_scope",
 ]
@@ -153,6 +155,23 @@ def fake_model(request: pytest.FixtureRequest, router: Router, name: str) -> Fak
         return state.fakes[0]
     fake = FakeModel(name=name).attach(router)
     state.fakes.append(fake)
+    request.addfinalizer(fake.detach)
+    return fake
+
+
+def fake_tools(request: pytest.FixtureRequest, router: Router) -> FakeToolServer:
+    """The test's fake tool server on ``router``, detached when the test ends.
+
+    As :func:`fake_model`: every tool-server fixture of one test is this one fake
+    (``blocking_tools`` adds a hold, ``tool_server`` a port), so a test never waits on
+    a hold of one fake while another answers."""
+    from ..mcp.fake.server import FakeToolServer
+
+    state = TestState.of(request.node)
+    if state.tool_servers:
+        return state.tool_servers[0]
+    fake = FakeToolServer().attach(router)
+    state.tool_servers.append(fake)
     request.addfinalizer(fake.detach)
     return fake
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ..cassettes.ledger import RunLedger
     from ..cassettes.session import CassetteSession
     from ..fakes.fake_model import FakeModel
+    from ..mcp.fake.server import FakeToolServer
     from ..mcp.stdio_swap import StandIn
     from ..redact.scrubber import Scrubber
     from ..transport.router import Router
@@ -195,6 +196,8 @@ class TestState:
     """The stand-ins for the stdio MCP servers of the open cassettes (their misses
     fail the test)."""
     fakes: list[FakeModel] = field(default_factory=list)
+    tool_servers: list[FakeToolServer] = field(default_factory=list)
+    """The test's fake tool server (``scripted_tools`` and the others), when it has one."""
     uses: list[CassetteUse] = field(default_factory=list)
     """What the test did with its cassettes, for the summary (sent on under xdist)."""
     unrecorded: list[str] = field(default_factory=list)
@@ -224,6 +227,9 @@ class TestState:
             found.extend(fake.problems)
         for session, swap in self.stdio:
             sync_stdio(session, swap)
+        for tools in self.tool_servers:
+            tools.close_open_calls()
+            found.extend(tools.problems)
         found.extend(self._unplayed())
         found.extend(miss for s in self.sessions for miss in s.answered_misses)
         return found

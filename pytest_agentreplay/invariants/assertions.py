@@ -22,6 +22,10 @@ from .interrupts import check_no_model_call_after_interrupt
 from .parity import DEFAULT_CHUNKINGS, ParityRun, compare_runs, parity_async, parity_sync
 from .retries import check_no_partial_content_saved, check_retries_resend_identical_input
 from .steps import check_single_terminal_step
+from .tool_calls import (
+    check_interrupted_tool_call_ended_once,
+    check_tool_retries_resend_identical_arguments,
+)
 from .turns import (
     check_dangling_intent_reissued,
     check_every_tool_call_answered,
@@ -32,6 +36,7 @@ __all__ = [
     "assert_dangling_intent_reissued",
     "assert_error_metadata_reported",
     "assert_every_tool_call_answered",
+    "assert_interrupted_tool_call_ended_once",
     "assert_no_live_calls",
     "assert_no_model_call_after_interrupt",
     "assert_no_partial_content_saved",
@@ -40,6 +45,7 @@ __all__ = [
     "assert_stream_parity",
     "assert_stream_parity_async",
     "assert_terminal_error_turn",
+    "assert_tool_retries_resend_identical_arguments",
 ]
 
 
@@ -148,8 +154,33 @@ def assert_every_tool_call_answered(log: RunLog) -> None:
     provider). Provider-side tool calls (``server_tool_call`` entries: a web search
     the provider ran) need no result from the agent, but each one that began ends
     exactly once (``interrupted`` when its stream was cut first), and the agent
-    answers none of them."""
+    answers none of them.
+
+    With fake tool servers watched (``RunLog.watch(tool_server)``), across both halves:
+    a tool call the agent logged and its server reports failed (cancelled, cut,
+    crashed, a JSON-RPC error) counts as answered; no request answers one call twice;
+    no server is left running a call; and a call the model asked for in its last reply
+    is answered by the agent or reported failed by its server."""
     check_every_tool_call_answered(log.frozen())
+
+
+def assert_interrupted_tool_call_ended_once(log: RunLog) -> None:
+    """Every tool call a watched tool server was running when the user pressed stop
+    (``log.interrupt_requested()``) ends exactly once: its server ended it (a runtime
+    that leaves it running fails), it was not run again after the interrupt, and the
+    agent logged at most one result for it — never ``completed`` for a call whose
+    server never answered. A log with no interrupt, no watched tool server, or no call
+    running at the interrupt fails: there would be nothing to check."""
+    check_interrupted_tool_call_ended_once(log.frozen())
+
+
+def assert_tool_retries_resend_identical_arguments(log: RunLog, *, min_retries: int = 1) -> None:
+    """A tool call a runtime retries — the next call of the same tool on the same
+    server after one that failed without an answer (a JSON-RPC error, a cut stream, a
+    crashed server), where no model reply asked for the new arguments — sends the
+    arguments of the try it repeats. Fails when fewer than ``min_retries`` retries are
+    found (``min_retries=0`` to allow none)."""
+    check_tool_retries_resend_identical_arguments(log.frozen(), min_retries=min_retries)
 
 
 def assert_terminal_error_turn(

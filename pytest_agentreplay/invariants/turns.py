@@ -20,6 +20,7 @@ from ..runlog.entries import (
 )
 from .errors import dump, fail
 from .server_tool_ends import check_server_tools_ended, server_tool_hint
+from .tool_calls import check_tool_calls_answered_across, failed_at_server
 
 if TYPE_CHECKING:
     from ..runlog.run_log import RunLog
@@ -60,6 +61,8 @@ def _check_tool_calls(log: RunLog) -> None:
     answered = Counter(r.call_id for r in log.of(ToolResulted))
     made = Counter(c.call_id for c in calls)
     for call in calls:
+        if answered[call.call_id] == 0 and failed_at_server(log, call):
+            continue  # reported failed where it ran (a cancelled, cut, crashed MCP call)
         problem = _tool_call_problem(made[call.call_id], answered[call.call_id])
         if problem is not None:
             expected = {f"{c.call_id} ({c.name})": "answered once" for c in calls}
@@ -111,6 +114,7 @@ def check_every_tool_call_answered(log: RunLog) -> None:
     check_server_tools_ended(log)
     for call in log.model_calls:
         _request_tool_problem(call)
+    check_tool_calls_answered_across(log)
 
 
 # --- write-ahead intents -----------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Provider wire codecs: Anthropic Messages, OpenAI Chat Completions, OpenAI Responses,
 Gemini.
 
-``codec_for("anthropic")`` gives a provider's codec; ``detect(method, path)``
+``codec_for("anthropic")`` gives a provider's codec (:mod:`.registry`); ``detect(method, path)``
 tells which provider a request path belongs to (``None`` for anything that is
 not a model call, e.g. ``/v1/models`` or ``/v1/messages/count_tokens``) without
 importing any codec (:mod:`.routes`): replaying a cassette needs no codec, and
@@ -16,16 +16,15 @@ import-linter contract keeps it so).
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
-from .base import Codec, ErrorResponse, Folded, IdFactory, RenderContext
-from .catalog import facts
-from .formats import unspoken
-from .routes import detect, target, token_count
+from .._lazy import lazy_exports
 
-if TYPE_CHECKING:  # the provider names are the model's (pydantic): replay loads neither
-    from ..neutral import Provider
+if TYPE_CHECKING:
+    from .base import Codec, ErrorResponse, Folded, IdFactory, RenderContext
+    from .formats import unspoken
+    from .registry import codec_for
+    from .routes import detect, target, token_count
 
 __all__ = [
     "Codec",
@@ -40,14 +39,13 @@ __all__ = [
     "unspoken",
 ]
 
-_CODECS: dict[Provider, Codec] = {}
-
-
-def codec_for(provider: Provider) -> Codec:
-    """The codec of ``provider``; raises ``KeyError`` listing the known ones."""
-    codec = _CODECS.get(provider)
-    if codec is None:
-        module_name, class_name = facts(provider).codec  # each imported on first use
-        module = importlib.import_module(module_name, __name__)
-        codec = _CODECS[provider] = getattr(module, class_name)()
-    return codec
+if not TYPE_CHECKING:  # type checkers read the imports above
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            ".base": ("Codec", "ErrorResponse", "Folded", "IdFactory", "RenderContext"),
+            ".formats": ("unspoken",),
+            ".registry": ("codec_for",),
+            ".routes": ("detect", "target", "token_count"),
+        },
+    )

@@ -279,6 +279,13 @@ class Codec(ABC):
     def to_reply(self, body: Mapping[str, Any]) -> Reply:
         """A final JSON body back to a neutral :class:`Reply`."""
 
+    def compose_request(self, request: Request, *, max_tokens: int | None = None) -> dict[str, Any]:
+        """The request body this provider's SDK sends for the neutral ``request``: the
+        inverse of :meth:`parse_request`, for requests written from what is known of
+        them (a production trace imported as a cassette). A codec that cannot write one
+        says so."""
+        raise NotImplementedError(f"the {self.provider} codec cannot compose a request body")
+
     def count_tokens(self, body: Mapping[str, Any]) -> dict[str, Any] | None:
         """The answer to the provider's token-counting call for ``body``
         (:func:`~.routes.token_count` finds the endpoint), or ``None`` when a fake

@@ -5,6 +5,8 @@ A provider folder (``anthropic/``, ``openai/chat/``, ``openai/responses/``,
 signatures (the protocols below; mypy checks every folder against them):
 
 * ``request.py``: ``parse(codec, target, body)``, a request in neutral form;
+* ``compose.py``: ``compose(codec, request, *, max_tokens)``, the inverse: a neutral
+  request as the body the provider's SDK sends (a trace imported as a cassette);
 * ``render.py``: ``render_body(codec, reply, ctx)`` and ``iter_events(codec, reply,
   ctx)``, a reply as the JSON body and as the SSE events the provider sends;
 * ``fold.py``: ``fold(codec, events, *, strict)``, a stream back to its final body;
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from ..sse import SSEEvent
 
 __all__ = [
+    "ComposeRole",
     "ErrorBodiesRole",
     "EventFolder",
     "FoldRole",
@@ -55,6 +58,14 @@ class RequestRole(Protocol):
     def parse(self, codec: Codec, target: str, body: Mapping[str, Any]) -> Request:
         """``body`` sent to ``target`` (path and query; ``""`` when unknown) in neutral
         form; a :class:`~..errors.CodecError` names the field that is wrong."""
+
+
+class ComposeRole(Protocol):
+    """``compose.py``: what would be asked, written out."""
+
+    def compose(self, codec: Codec, request: Request, *, max_tokens: int | None) -> dict[str, Any]:
+        """The body the provider's SDK sends for ``request`` (``max_tokens``: the output
+        limit, where the request set one; the provider's default otherwise)."""
 
 
 class RenderRole(Protocol):
@@ -93,13 +104,15 @@ class ErrorBodiesRole(Protocol):
 
 @dataclass(frozen=True)
 class Roles:
-    """A provider folder's role modules: ``Roles(request, render, fold, reply, error_bodies)``."""
+    """A provider folder's role modules: ``Roles(request, render, fold, reply,
+    error_bodies, compose)``."""
 
     request: RequestRole
     render: RenderRole
     fold: FoldRole
     reply: ReplyRole
     error_bodies: ErrorBodiesRole
+    compose: ComposeRole
 
 
 def asked_model(ctx: RenderContext) -> str:
@@ -134,6 +147,10 @@ class FolderCodec(Codec):
     def parse_call(self, method: str, target: str, body: Mapping[str, Any]) -> Request:
         """The request in neutral form, knowing where it was sent."""
         return self.roles.request.parse(self, target, body)
+
+    def compose_request(self, request: Request, *, max_tokens: int | None = None) -> dict[str, Any]:
+        """The body this provider's SDK sends for ``request`` (see :class:`ComposeRole`)."""
+        return self.roles.compose.compose(self, request, max_tokens=max_tokens)
 
     def render_body(self, reply: Reply, ctx: RenderContext) -> dict[str, Any]:
         """The JSON body for ``reply`` (refused first if it holds what the format

@@ -213,11 +213,15 @@ class InterruptRequested(_Entry):
     """The user asked to stop the turn (pressed stop): logged when it happens, not when
     the runtime gets round to it. ``calls_before`` is how many model calls the log's
     watched sources had received by then (``None`` when it watched none), so that the
-    calls made after the interrupt can be told apart."""
+    calls made after the interrupt can be told apart; ``tool_calls_before`` and
+    ``tool_calls_open`` say the same of the watched tool servers' calls: how many had
+    begun, and which were running (``None`` when it watched no tool server)."""
 
     event: Literal["interrupt_requested"] = "interrupt_requested"
     turn_id: Id | None = None
     calls_before: int | None = None
+    tool_calls_before: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    tool_calls_open: list[int] | None = Field(default=None, exclude_if=lambda v: v is None)
     at: Timestamp | None = None
 
 

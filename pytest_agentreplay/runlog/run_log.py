@@ -14,10 +14,12 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ..jsondiff import json_diff
+from ..mcp.fake.calls import ToolServerCall
 from ..neutral import Citation, ModelCall, Usage
 from .adapters.calls import collect, requests_seen
 from .adapters.openai_agents import openai_agents_entries, openai_agents_event_entry
 from .adapters.pydantic_ai import pydantic_ai_entries
+from .adapters.tool_servers import is_tool_source, served_tools, tool_calls_of
 from .entries import (
     Delta,
     Egress,
@@ -53,7 +55,7 @@ from .server_tool_log import ServerToolLog
 __all__ = ["RunLog"]
 
 E = TypeVar("E", bound=_Entry)
-_LIVE = frozenset({"model_calls", "egress"})
+_LIVE = frozenset({"model_calls", "egress", "tool_calls", "tool_servers"})
 
 
 class RunLog(ServerToolLog, BaseModel):
@@ -64,6 +66,10 @@ class RunLog(ServerToolLog, BaseModel):
     model_calls: list[ModelCall] = Field(default_factory=list)
     entries: list[Entry] = Field(default_factory=list)
     egress: Egress | None = None
+    tool_calls: list[ToolServerCall] = Field(default_factory=list, exclude_if=lambda v: not v)
+    """The ``tools/call``s of the watched tool servers (running ones with no outcome)."""
+    tool_servers: dict[str, list[str]] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    """The tools each watched tool server serves, by server name."""
 
     _sources: list[Any] = PrivateAttr(default_factory=list)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
@@ -72,8 +78,9 @@ class RunLog(ServerToolLog, BaseModel):
 
     def watch(self, *sources: Any) -> RunLog:
         """Take model calls from ``sources`` — a :class:`~..fakes.FakeModel`, the
-        ``agentreplay`` handle, or anything with a ``log`` of model calls — whenever
-        the log is read (invariants, :meth:`normalized`, ``==``, serialization)."""
+        ``agentreplay`` handle, or anything with a ``log`` of model calls — and tool
+        calls from fake tool servers (:class:`~..mcp.fake.FakeToolServer`) whenever the
+        log is read (invariants, :meth:`normalized`, ``==``, serialization)."""
         self._sources.extend(sources)
         return self
 
@@ -82,13 +89,23 @@ class RunLog(ServerToolLog, BaseModel):
         """What this log watches for model calls (see :meth:`watch`)."""
         return tuple(self._sources)
 
+    def _split_sources(self) -> tuple[list[Any], list[Any]]:
+        """The watched model sources and tool sources."""
+        tools = [s for s in self._sources if is_tool_source(s)]
+        return [s for s in self._sources if not is_tool_source(s)], tools
+
     def refresh(self) -> RunLog:
-        """Re-read the model calls (and the egress ledger) from the watched sources."""
-        if self._sources:
-            calls, egress = collect(self._sources)
+        """Re-read the model calls (and the egress ledger) and the tool calls from the
+        watched sources."""
+        models, tools = self._split_sources()
+        if models:
+            calls, egress = collect(models)
             self.__dict__["model_calls"] = calls
             if egress is not None:
                 self.__dict__["egress"] = egress
+        if tools:
+            self.__dict__["tool_calls"] = tool_calls_of(tools)
+            self.__dict__["tool_servers"] = served_tools(tools)
         return self
 
     def __getattribute__(self, name: str) -> Any:
@@ -105,7 +122,11 @@ class RunLog(ServerToolLog, BaseModel):
         stable: what the invariants check)."""
         self.refresh()
         return RunLog(
-            model_calls=list(self.model_calls), entries=list(self.entries), egress=self.egress
+            model_calls=list(self.model_calls),
+            entries=list(self.entries),
+            egress=self.egress,
+            tool_calls=list(self.tool_calls),
+            tool_servers=dict(self.tool_servers),
         )
 
     @classmethod
@@ -322,8 +343,20 @@ class RunLog(ServerToolLog, BaseModel):
         """The user pressed stop (log it then, not when the runtime notices): notes how
         many model calls the watched sources had received, for
         :func:`~..invariants.assert_no_model_call_after_interrupt`."""
-        seen = requests_seen(self._sources) if self._sources else None
-        return self.add(InterruptRequested(turn_id=turn_id, calls_before=seen, at=at))
+        models, tools = self._split_sources()
+        seen = requests_seen(models) if models else None
+        running = tool_calls_of(tools) if tools else None
+        return self.add(
+            InterruptRequested(
+                turn_id=turn_id,
+                calls_before=seen,
+                tool_calls_before=None if running is None else len(running),
+                tool_calls_open=None
+                if running is None
+                else [c.index for c in running if not c.ended],
+                at=at,
+            )
+        )
 
     def resumed(self, *, at: Timestamp | None = None) -> Resumed:
         """The runtime restarted from its store."""
@@ -397,10 +430,11 @@ class RunLog(ServerToolLog, BaseModel):
             return NotImplemented
         self.refresh()
         other.refresh()
-        return (self.model_calls, self.entries, self.egress) == (
+        return (self.model_calls, self.entries, self.egress, self.tool_calls) == (
             other.model_calls,
             other.entries,
             other.egress,
+            other.tool_calls,
         )
 
     def model_dump(self, **kwargs: Any) -> dict[str, Any]:

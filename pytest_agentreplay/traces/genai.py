@@ -12,21 +12,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, cast
 
-from ..errors import TraceImportError
-from ..neutral import Provider, Text, Thinking, ToolCall, ToolResult, Usage
+from ..errors import CodecError, TraceImportError
+from ..neutral import Message, Provider, Request, Text, Thinking, Tool, ToolCall, ToolResult, Usage
+from ..providers import codec_for
 from .read import INFERENCE_EVENT
 from .spans import TraceSpan
 
 __all__ = [
     "INFERENCE_OPERATIONS",
-    "Conversation",
     "is_inference",
     "output_parts",
     "provider_of",
-    "read_conversation",
+    "read_request",
+    "tools_of",
     "usage_of",
 ]
 
@@ -50,13 +50,8 @@ _PROVIDERS: dict[str, Provider] = {
 
 Part = Text | ToolCall | ToolResult | Thinking
 
-
-@dataclass
-class Conversation:
-    """What a span says was sent: system text, then ``(role, parts)`` per message."""
-
-    system: str | None = None
-    messages: list[tuple[str, list[Part]]] = field(default_factory=list)
+Role = Literal["user", "assistant", "tool", "developer"]
+_ROLES = frozenset({"user", "assistant", "tool", "developer"})
 
 
 def is_inference(span: TraceSpan) -> bool:
@@ -101,34 +96,128 @@ def _responses_api(span: TraceSpan) -> bool:
     )
 
 
-def read_conversation(span: TraceSpan) -> Conversation:
-    """The system text and input messages of ``span`` as neutral parts."""
-    conversation = Conversation(system=_system(span))
-    messages = _list(span, "gen_ai.input.messages")
-    for number, message in enumerate(messages):
+def read_request(span: TraceSpan, provider: Provider, *, model: str, stream: bool) -> Request:
+    """What ``span`` says was asked, as a neutral request: the system text, the input
+    messages (a role the conventions do not name is the user's) and the tools; from the
+    request itself where the span keeps it (:func:`recorded_call`)."""
+    recorded = recorded_call(span)
+    if recorded is not None and span.get("gen_ai.input.messages") is None:
+        return _recorded_request(span, recorded, model=model, stream=stream)
+    system = _system(span)
+    messages: list[Message] = []
+    for number, message in enumerate(_list(span, "gen_ai.input.messages")):
         where = f"gen_ai.input.messages[{number}]"
         role = str(message.get("role", "user"))
         parts = _parts(span, message.get("parts"), where)
         if role == "system":
             text = "".join(p.text for p in parts if isinstance(p, Text))
-            conversation.system = text if conversation.system is None else conversation.system
+            system = text if system is None else system
             continue
-        conversation.messages.append((role, parts))
-    return conversation
+        said = cast("Role", role if role in _ROLES else "user")
+        messages.append(Message(role=said, parts=list(parts)))
+    return Request(
+        provider=provider,
+        model=model,
+        system=system,
+        messages=messages,
+        tools=tools_of(span),
+        stream=stream,
+    )
+
+
+def tools_of(span: TraceSpan) -> list[Tool]:
+    """The tools the call offered (``gen_ai.tool.definitions``), in whichever of the
+    shapes instrumentations write them: OpenAI's ``{"type": "function", "function":
+    {...}}`` or flat, the schema under ``parameters``, ``input_schema`` and the rest."""
+    value = span.get("gen_ai.tool.definitions")
+    if not isinstance(value, list):
+        return []
+    return [_tool(t) for t in value if isinstance(t, Mapping)]
+
+
+_SCHEMA_KEYS = ("parameters", "input_schema", "inputSchema", "parameters_json_schema")
+
+
+def _tool(tool: Mapping[str, Any]) -> Tool:
+    inner = tool.get("function")
+    function = inner if isinstance(inner, Mapping) else tool
+    schema = next(
+        (dict(function[k]) for k in _SCHEMA_KEYS if isinstance(function.get(k), Mapping)), {}
+    )
+    description = function.get("description")
+    return Tool(
+        name=str(function.get("name", "")),
+        description=None if description is None else str(description),
+        parameters=schema,
+    )
+
+
+def recorded_call(span: TraceSpan) -> tuple[dict[str, Any], Any] | None:
+    """The Responses API call itself, where a span keeps it: ``(response, input)``.
+
+    openai-agents' own tracing records each model call's input items and the whole
+    ``Response`` (its ``ResponseSpanData``), and logfire's bridge to OpenTelemetry
+    (``logfire.instrument_openai_agents()``) puts both on the span as JSON text
+    (``response``, ``raw_input``) instead of GenAI messages."""
+    response, given = _json(span.get("response")), _json(span.get("raw_input"))
+    if not isinstance(response, Mapping) or response.get("object") != "response":
+        return None
+    if not isinstance(given, (list, str)):
+        return None
+    return dict(response), given
+
+
+def _json(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return None
+
+
+def _recorded_request(
+    span: TraceSpan, recorded: tuple[dict[str, Any], Any], *, model: str, stream: bool
+) -> Request:
+    response, given = recorded
+    body: dict[str, Any] = {"model": model or response.get("model"), "input": given}
+    for key in ("instructions", "tools"):
+        if response.get(key):
+            body[key] = response[key]
+    try:
+        asked = codec_for("openai_responses").parse_request(body)
+    except CodecError as exc:
+        raise TraceImportError(
+            f"{span.where}: span {span.name!r}: raw_input and response do not make a "
+            f"Responses API request: {exc}"
+        ) from None
+    return asked.model_copy(update={"stream": stream})
 
 
 def output_parts(span: TraceSpan) -> tuple[list[Part], str | None]:
     """The reply's parts and the finish reason the trace gives (first message's, else
-    ``gen_ai.response.finish_reasons``)."""
+    ``gen_ai.response.finish_reasons``); the recorded response's parts where the span
+    keeps it (:func:`recorded_call`: the codec infers the stop reason)."""
+    recorded = recorded_call(span)
+    if recorded is not None and span.get("gen_ai.output.messages") is None:
+        reply = codec_for("openai_responses").to_reply(recorded[0])
+        kept = (Text, ToolCall, Thinking)
+        return [p for p in reply.parts if isinstance(p, kept)], None
     parts: list[Part] = []
     finish: str | None = None
     for number, message in enumerate(_list(span, "gen_ai.output.messages")):
         parts += _parts(span, message.get("parts"), f"gen_ai.output.messages[{number}]")
         finish = finish or message.get("finish_reason")
+        if any(_is_refusal(p) for p in message.get("parts") or ()):
+            finish = "refusal"  # OpenAI's refusal, which OpenLLMetry keeps as its own part
     reasons = span.get("gen_ai.response.finish_reasons")
     if finish is None and isinstance(reasons, list) and reasons:
         finish = str(reasons[0])
     return [p for p in parts if not isinstance(p, ToolResult)], finish
+
+
+def _is_refusal(part: Any) -> bool:
+    return isinstance(part, Mapping) and part.get("type") == "refusal"
 
 
 def usage_of(span: TraceSpan) -> Usage | None:
@@ -142,11 +231,20 @@ def usage_of(span: TraceSpan) -> Usage | None:
         output_tokens=int(taken or 0),
         cache_read_input_tokens=_count(span, "gen_ai.usage.cache_read.input_tokens"),
         cache_creation_input_tokens=_count(span, "gen_ai.usage.cache_creation.input_tokens"),
+        reasoning_tokens=_count(span, *_REASONING_TOKENS),
     )
 
 
-def _count(span: TraceSpan, name: str) -> int | None:
-    value = span.get(name)
+_REASONING_TOKENS = (
+    "gen_ai.usage.reasoning.output_tokens",  # the GenAI conventions
+    "gen_ai.usage.reasoning_tokens",  # OpenLLMetry
+)
+"""Where a span keeps the reasoning share of its output tokens (counted inside them, as
+in :class:`~..neutral.Usage`)."""
+
+
+def _count(span: TraceSpan, *names: str) -> int | None:
+    value = span.get(*names)
     return int(value) if value else None
 
 
@@ -180,7 +278,7 @@ def _parts(span: TraceSpan, parts: Any, where: str) -> list[Part]:
 
 def _part(span: TraceSpan, part: Any, where: str) -> Part:
     kind = part.get("type") if isinstance(part, Mapping) else None
-    if kind == "text":
+    if kind in ("text", "refusal"):
         return Text(text=str(part.get("content", "")))
     if kind in ("reasoning", "thinking"):
         return Thinking(text=str(part.get("content", "")))
@@ -191,7 +289,7 @@ def _part(span: TraceSpan, part: Any, where: str) -> Part:
         return ToolResult(tool_call_id=_id(part) or "", content=_content(result))
     raise TraceImportError(
         f"{span.where}: span {span.name!r}: {where}: a part of type {kind!r} cannot be "
-        "imported (text, reasoning, tool_call and tool_call_response can)"
+        "imported (text, reasoning, tool_call, tool_call_response and refusal can)"
     )
 
 

@@ -45,6 +45,7 @@ __all__ = [
     "fault_headers",
     "for_error",
     "for_events",
+    "for_no_response",
     "for_reply",
     "for_stream",
     "for_timeout",
@@ -147,6 +148,16 @@ def for_timeout(plan: Plan) -> Playback:
     """A read timeout while waiting for the status line: no response at all."""
     return Playback(
         status=0, headers=[], events=[], ending="timeout", before_headers=True, on_end=plan.on_end
+    )
+
+
+def for_no_response(ending: str, plan: Plan) -> Playback:
+    """No response at all: a read timeout while waiting for the status line
+    (``"timeout"``), or the connection dropped before it (anything else)."""
+    if ending == "timeout":
+        return for_timeout(plan)
+    return Playback(
+        status=0, headers=[], events=[], ending="cut", before_headers=True, on_end=plan.on_end
     )
 
 

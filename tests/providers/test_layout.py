@@ -31,6 +31,7 @@ ROLES = {
     "fold": ("fold",),
     "reply": ("to_reply",),
     "error_bodies": ("error_response", "error_event"),
+    "compose": ("compose",),
 }
 
 

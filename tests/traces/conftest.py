@@ -14,6 +14,14 @@ from typing import Any
 # modules first imported during it, and an instrumentation imported again wraps a second
 # copy of the SDK's classes over the first (streamed chunks came out two and three times).
 import google.genai  # noqa: F401
+
+# The SDK's resource modules are loaded lazily: loaded first while instrumented, their
+# classes were not in _sdk_methods' snapshot, so the wrappers uninstrument leaves stayed
+# (a non-streamed Responses call and a broken Chat stream traced after an OpenAI Chat
+# run went to the wrapper of the run before, into its shut-down provider, and were
+# missing from the trace).
+import openai.resources.chat.completions.completions
+import openai.resources.responses.responses  # noqa: F401
 import opentelemetry.instrumentation.anthropic
 import opentelemetry.instrumentation.google_genai
 import opentelemetry.instrumentation.openai

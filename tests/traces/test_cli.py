@@ -98,3 +98,24 @@ def test_diff_says_which_step_of_the_trace_diverged(
     assert "(step 1 of the trace)" not in printed and "(step 2 of the trace)" not in printed
     assert "It is raining in Leeds." in printed
     assert printed.rstrip().endswith("1 interaction(s) differ.")
+
+
+def test_inspect_says_an_imported_timeout_got_no_response(
+    scripted_model, traced, tmp_path, capsys
+) -> None:
+    scripted_model.script(
+        Fault.timeout(), Reply.tool_call("weather", {"city": "Leeds"}), Reply.text("Sunny.")
+    )
+    with traced("openai_chat") as trace_file:
+        agents.run("openai_chat")
+    out = tmp_path / "imported.yaml"
+    assert main(["import-trace", str(trace_file), "-o", str(out)]) == 0
+    capsys.readouterr()
+
+    assert main(["inspect", str(out)]) == 0
+
+    shown = capsys.readouterr().out
+    first = shown.split("\n#1 ")[0]
+    assert "response  none: timeout before the status line (imported)" in first
+    assert "filled    when the timeout struck (before any response)" in first
+    assert "final" not in first

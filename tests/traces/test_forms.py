@@ -119,7 +119,8 @@ def test_a_trace_without_content_is_refused_with_the_setting_that_captures_it(
         import_trace(trace_file)
 
     message = str(caught.value)
-    assert f"{trace_file}:1: span " in message
+    # line 2: the first call's span (the 429) failed, and is reported, not refused
+    assert f"{trace_file}:2: span " in message
     assert "message content was not captured" in message
     assert setting in message
 
@@ -162,6 +163,30 @@ def test_a_secret_in_a_traced_message_stops_the_write(tmp_path) -> None:
     cassette = tmp_path / "leak.yaml"
 
     with pytest.raises(SecretLeakError):
+        import_trace(trace, cassette)
+
+    assert not cassette.exists()
+
+
+@pytest.mark.parametrize("provider_name", ["anthropic", "openai", "gemini"])
+def test_a_secret_in_a_streamed_reply_is_caught_across_the_events_it_is_split_into(
+    provider_name, tmp_path
+) -> None:
+    """The import renders a streamed reply's text in many small deltas, so a key the model
+    echoed is split across events: the backstop reads them as a client assembles them."""
+    key = "sk-ant-api03-" + "Q7" * 40 + "-AbCdEfAA"
+    span = _span(provider_name)
+    output = [{"role": "assistant", "parts": [{"type": "text", "content": f"It is {key}."}]}]
+    span["attributes"] |= {
+        "gen_ai.output.messages": json.dumps(output),
+        "gen_ai.is_streaming": True,
+        "gen_ai.request.stream": True,
+    }
+    trace = tmp_path / "leak.json"
+    trace.write_text(json.dumps([span]))
+    cassette = tmp_path / "leak.yaml"
+
+    with pytest.raises(SecretLeakError, match=r"anthropic-key \(split across events \d+-\d+"):
         import_trace(trace, cassette)
 
     assert not cassette.exists()

@@ -1,10 +1,11 @@
 """A traced agent run, imported, replays through the real SDK with the same run log.
 
-For each provider: an agent with a tool, a retry after a 429 and a streamed final
-answer runs against a fake model with the provider's real GenAI instrumentation
-installed, its spans written as OTLP JSON lines; the trace is imported into a cassette;
-the same agent then runs in a pytest run that replays the cassette, and the replayed
-run's ``RunLog`` equals the traced run's, ids and times masked.
+For each provider: an agent with a tool, a retry (after a 429, a timeout or a dropped
+connection) and a streamed final answer runs against a fake model with the provider's
+real GenAI instrumentation installed, its spans written as OTLP JSON lines; the trace
+is imported into a cassette; the same agent then runs in a pytest run that replays the
+cassette, and the replayed run's ``RunLog`` equals the traced run's, ids and times
+masked.
 """
 
 from __future__ import annotations
@@ -28,8 +29,14 @@ from . import agents
 
 pytest_plugins = ["pytester"]
 
-SCRIPT = (
-    Fault.http(429, "Rate limited: slow down."),
+FIRST = {
+    "429": Fault.http(429, "Rate limited: slow down."),
+    "timeout": Fault.timeout(),
+    "cut": Fault.cut(after_events=0),
+}
+"""What the first call gets, before the agent retries it."""
+
+REST = (
     Reply.tool_call("weather", {"city": "Leeds"}),
     Reply.text("It is sunny in Leeds today.", usage=Usage(input_tokens=40, output_tokens=8)),
 )
@@ -55,6 +62,9 @@ def as_sent(call: ModelCall, after: ModelCall | None) -> ModelCall:
     response holds. The fake's codec renders it as the fake did; the tool-call ids it
     drew are the ones the agent sent back in its next request (``after``). An HTTP error
     holds no reply, as in a cassette's log."""
+    # A cassette's run log names no client library (for a recording as for an import);
+    # a fake's does, from the request's user agent: compared without it.
+    call = call.model_copy(update={"client": None})
     if call.reply is None or call.reply.fault is not None:
         return call.model_copy(update={"reply": None})
     codec = codec_for(call.provider)
@@ -73,8 +83,8 @@ def as_sent(call: ModelCall, after: ModelCall | None) -> ModelCall:
     return call.model_copy(update={"reply": reply.model_copy(update={"parts": parts})})
 
 
-def traced_run(provider: str, scripted_model, traced) -> tuple[Path, str, dict]:
-    scripted_model.script(*SCRIPT)
+def traced_run(provider: str, scripted_model, traced, first: str = "429") -> tuple[Path, str, dict]:
+    scripted_model.script(FIRST[first], *REST)
     with traced(provider) as trace_file:
         answer = agents.run(provider)
     calls = RunLog.from_fake(scripted_model).model_calls
@@ -100,16 +110,18 @@ def replayed_run(pytester: pytest.Pytester, provider: str, cassette: Path) -> di
 
 # OpenLLMetry's OpenAI instrumentation declares a pydantic model with a class Config.
 @pytest.mark.filterwarnings("ignore:Support for class-based `config`:DeprecationWarning")
+@pytest.mark.parametrize("first", list(FIRST))
 @pytest.mark.parametrize("provider", agents.PROVIDERS)
 def test_a_traced_run_replays_with_the_same_run_log(
-    provider, scripted_model, traced, pytester, tmp_path
+    provider, first, scripted_model, traced, pytester, tmp_path
 ) -> None:
-    trace_file, answer, original = traced_run(provider, scripted_model, traced)
+    trace_file, answer, original = traced_run(provider, scripted_model, traced, first)
     cassette = tmp_path / "imported.yaml"
 
     result = import_trace(trace_file, cassette)
 
-    assert result.calls == 3  # the 429, the tool call, the streamed answer
+    assert result.calls == 3  # the failed call, the tool call, the streamed answer
+    assert result.skipped == []
     assert all(i.origin["source"] == "trace" for i in load(cassette).interactions)
     replayed = replayed_run(pytester, provider, cassette)
     assert replayed["answer"] == answer == "It is sunny in Leeds today."

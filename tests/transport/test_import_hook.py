@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Iterator
-from importlib.machinery import SourceFileLoader
+from importlib.machinery import PathFinder, SourceFileLoader
 from pathlib import Path
 from types import ModuleType
 
@@ -76,7 +76,13 @@ def test_the_finder_leaves_and_the_loader_is_untouched(modules: Path) -> None:
     # The finder leaves once nothing else is waiting (the interceptor may wait for httpx2).
     assert (FINDER in sys.meta_path) == bool(FINDER.waiting)
     loader = module.__loader__
-    assert type(loader) is SourceFileLoader
+    # The loader the path hooks give without our finder: the standard library's, or one
+    # that a library's own import hook put there (beartype's, installed by key_value,
+    # which pydantic-ai's MCP toolset imports through fastmcp).
+    unhooked = PathFinder.find_spec("ar_client_c", [str(modules)])
+    assert unhooked is not None
+    assert type(loader) is type(unhooked.loader)
+    assert isinstance(loader, SourceFileLoader)
     assert "exec_module" not in vars(loader)  # the one-off wrapper was removed
     importlib.reload(module)  # a reload runs the real loader, not the callback again
     assert calls == ["ar_client_c"]

@@ -12,7 +12,7 @@ from typing import ClassVar
 from ...neutral import Provider
 from ..base import RenderContext
 from ..roles import FolderCodec, Roles
-from . import error_bodies, fold, render, reply, request
+from . import compose, error_bodies, fold, render, reply, request
 
 __all__ = ["AnthropicCodec"]
 
@@ -21,7 +21,7 @@ class AnthropicCodec(FolderCodec):
     """Anthropic Messages: ``POST /v1/messages``, JSON or SSE (``stream: true``)."""
 
     provider: ClassVar[Provider] = "anthropic"
-    roles: ClassVar[Roles] = Roles(request, render, fold, reply, error_bodies)
+    roles: ClassVar[Roles] = Roles(request, render, fold, reply, error_bodies, compose)
     event_error_type: ClassVar[str] = "overloaded_error"
     request_id_header: ClassVar[str] = "request-id"
 

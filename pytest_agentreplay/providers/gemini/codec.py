@@ -29,7 +29,7 @@ from ...neutral import Fault, Provider
 from ...sse import LineEnd
 from ..base import RenderContext, estimate_tokens, json_data
 from ..roles import FolderCodec, Roles
-from . import error_bodies, fold, render, reply, request
+from . import compose, error_bodies, fold, render, reply, request
 
 __all__ = ["GeminiCodec"]
 
@@ -38,7 +38,7 @@ class GeminiCodec(FolderCodec):
     """Gemini ``generateContent`` / ``streamGenerateContent``, Gemini API and Vertex AI."""
 
     provider: ClassVar[Provider] = "gemini"
-    roles: ClassVar[Roles] = Roles(request, render, fold, reply, error_bodies)
+    roles: ClassVar[Roles] = Roles(request, render, fold, reply, error_bodies, compose)
     event_error_type: ClassVar[str] = error_bodies.DEFAULT_EVENT_STATUS
     stream_content_type: ClassVar[str] = "text/event-stream"
     json_content_type: ClassVar[str] = "application/json; charset=UTF-8"

@@ -1,6 +1,7 @@
 """What OpenAI's server adds to every answer, shared by the Chat Completions and
 Responses folders: its HTTP errors, its request ids and its version header, and the
-codec base (:class:`OpenAICodec`) that puts the last two on every response.
+codec base (:class:`OpenAICodec`) that puts the last two on every response; and how
+both APIs take a function tool and its call's arguments in a request.
 
 Both APIs sit behind the same server, which answers a failed request with
 ``{"error": {"message", "type", "param", "code"}}``, an ``x-request-id`` and, for
@@ -11,10 +12,11 @@ by status (408, 409, 429, 5xx), honouring ``retry-after-ms`` before
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
-from ...neutral import Fault
+from ...neutral import Fault, Tool
 from ..base import ErrorResponse, RenderContext
 from ..roles import FolderCodec, asked_model
 
@@ -24,6 +26,8 @@ __all__ = [
     "error_headers",
     "error_object",
     "error_response",
+    "function_definition",
+    "json_arguments",
     "request_id",
     "response_headers",
 ]
@@ -149,3 +153,19 @@ class OpenAICodec(FolderCodec):
         """Content type plus OpenAI's ``x-request-id`` and ``openai-version``."""
         headers = super().response_headers(ctx, streaming=streaming)
         return {**headers, **response_headers(ctx)}
+
+
+def function_definition(tool: Tool) -> dict[str, Any]:
+    """A tool as both APIs define a function: name, description, JSON-schema parameters."""
+    out: dict[str, Any] = {
+        "name": tool.name,
+        "parameters": dict(tool.parameters) or {"type": "object", "properties": {}},
+    }
+    if tool.description is not None:
+        out["description"] = tool.description
+    return out
+
+
+def json_arguments(args: dict[str, Any]) -> str:
+    """A tool call's arguments as the JSON text both APIs carry (compact, as sent)."""
+    return json.dumps(args, ensure_ascii=False, separators=(",", ":"))

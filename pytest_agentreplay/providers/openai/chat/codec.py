@@ -38,7 +38,7 @@ from typing import ClassVar, Literal
 
 from ...roles import Roles
 from ..common import OpenAICodec
-from . import error_bodies, fold, render, reply, request
+from . import compose, error_bodies, fold, render, reply, request
 from .render import ReasoningField
 
 __all__ = ["OpenAIChatCodec"]
@@ -48,7 +48,7 @@ class OpenAIChatCodec(OpenAICodec):
     """The OpenAI Chat Completions format (see the module docstring)."""
 
     provider: ClassVar[Literal["openai_chat"]] = "openai_chat"
-    roles: ClassVar[Roles] = Roles(request, render, fold, reply, error_bodies)
+    roles: ClassVar[Roles] = Roles(request, render, fold, reply, error_bodies, compose)
 
     def __init__(self, *, reasoning_field: ReasoningField | None = None) -> None:
         self.reasoning_field = reasoning_field

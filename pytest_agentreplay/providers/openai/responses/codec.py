@@ -31,7 +31,7 @@ from typing import ClassVar
 from ....neutral import Provider
 from ...roles import Roles
 from ..common import OpenAICodec
-from . import error_bodies, fold, render, reply, request
+from . import compose, error_bodies, fold, render, reply, request
 
 __all__ = ["OpenAIResponsesCodec"]
 
@@ -40,4 +40,4 @@ class OpenAIResponsesCodec(OpenAICodec):
     """Neutral replies ⇄ the OpenAI Responses API (JSON bodies and SSE streams)."""
 
     provider: ClassVar[Provider] = "openai_responses"
-    roles: ClassVar[Roles] = Roles(request, render, fold, reply, error_bodies)
+    roles: ClassVar[Roles] = Roles(request, render, fold, reply, error_bodies, compose)
