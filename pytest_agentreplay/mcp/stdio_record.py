@@ -107,14 +107,17 @@ class Exchanges:
 
 
 def _pump(source: IO[bytes], sink: IO[bytes], note: Callable[[bytes], None]) -> None:
-    """Copy lines from ``source`` to ``sink`` as they come, noting each."""
+    """Copy lines from ``source`` to ``sink`` as they come, noting each **before** it
+    is passed on: once a request reaches the server, its response can come back on
+    the other thread at once, and it must find the request already open (noted after,
+    the response found no request, and the exchange was stored ``cut`` and empty)."""
     for line in iter(source.readline, b""):
+        note(line)
         try:
             sink.write(line)
             sink.flush()
         except (BrokenPipeError, ValueError):
             return
-        note(line)
 
 
 def relay(

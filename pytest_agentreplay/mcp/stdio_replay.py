@@ -7,7 +7,9 @@ version aside — with the response's id moved to the live request's
 (:mod:`.readdress`). Identical requests are answered in recorded order; notifications
 get nothing back, as from a server. A request that matches nothing is answered with a
 JSON-RPC error carrying the miss report (the closest recordings and how they differ),
-never left unanswered.
+never left unanswered. An exchange recorded ``cut`` (the server exited before it
+answered) is played as it happened: its lines, then the replayer exits, so the
+client sees the server gone instead of waiting for ever.
 
 ``--report FILE`` appends one JSON line per played interaction and per miss: the
 plugin reads it when the test ends, so that a stdio replay counts as played (strict
@@ -66,6 +68,9 @@ class StdioReplayer:
         self.mine = [i for i, x in enumerate(self.interactions) if x.request.url == self.url]
         self.index: Index = Index([self.interactions[i].request for i in self.mine])
         self._lock = threading.Lock()
+        self.ended = False
+        """An exchange recorded ``cut`` was played: the server exited there, and so
+        does :meth:`serve`."""
 
     def answer(self, line: bytes) -> list[str]:
         """The lines to write back for one line from the client."""
@@ -86,6 +91,8 @@ class StdioReplayer:
         number = self.mine[found]
         self._note({"played": number})
         played = readdress(self.interactions[number], line, {})
+        if played.response.end == "cut":
+            self.ended = True
         return [event.data for event in played.response.events or ()]
 
     def _miss(self, request: RecordedRequest, value: dict[str, Any]) -> list[str]:
@@ -118,6 +125,8 @@ class StdioReplayer:
             for out in self.answer(line):
                 stdout.write(out.encode("utf-8") + b"\n")
             stdout.flush()
+            if self.ended:
+                return
 
 
 def _pick(keys: list[str], wanted: str | None, cassette: Path) -> str:

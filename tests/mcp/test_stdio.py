@@ -205,3 +205,45 @@ def test_a_secret_in_a_tools_arguments_is_stored_scrubbed_and_still_matches(
     replayer = StdioReplayer(stored, "srv", cassette=tmp_path / "c.yaml")
     (answer,) = replayer.answer(call(9))
     assert json.loads(answer) == {"jsonrpc": "2.0", "id": 9, "result": {"ok": True}}
+
+
+def test_a_response_that_overtakes_the_proxys_write_still_finds_its_request() -> None:
+    """The server may answer before the proxy's write to it returns (it runs at once,
+    on the other pipe's thread): the request is noted before it is passed on, so the
+    answer is kept with it, not lost and the exchange stored ``cut``."""
+    from pytest_agentreplay.mcp.stdio_record import _pump
+
+    kept = []
+    exchanges = Exchanges("srv", lambda n, i: kept.append(i))
+
+    class EagerServer(io.BytesIO):
+        def write(self, line: bytes) -> int:  # type: ignore[override]
+            request = json.loads(line)
+            exchanges.server(_line({"jsonrpc": "2.0", "id": request["id"], "result": {}}))
+            return len(line)
+
+    client = io.BytesIO(_line({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+    _pump(client, EagerServer(), exchanges.client)
+    exchanges.close()
+    (interaction,) = kept
+    assert interaction.response.end == "complete"
+    assert [json.loads(e.data)["id"] for e in interaction.response.events] == [1]
+
+
+def test_a_cut_exchange_ends_the_replayer_as_the_server_ended(tmp_path: Path) -> None:
+    """The server exited before it answered: in replay its stand-in exits there too,
+    so the client sees the server gone rather than waiting for an answer for ever."""
+    kept = []
+    exchanges = Exchanges("srv", lambda n, i: kept.append(i))
+    exchanges.client(_line({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+    exchanges.close()  # the server is gone, the request unanswered
+    replayer = StdioReplayer(kept, "srv", cassette=tmp_path / "c.yaml")
+    stdin = io.BytesIO(
+        _line({"jsonrpc": "2.0", "id": 5, "method": "tools/list"})
+        + _line({"jsonrpc": "2.0", "id": 6, "method": "tools/list"})
+    )
+    stdout = io.BytesIO()
+    replayer.serve(stdin, stdout)
+    assert replayer.ended
+    assert stdout.getvalue() == b""  # nothing answered, the second line never read
+    assert stdin.read() == _line({"jsonrpc": "2.0", "id": 6, "method": "tools/list"})
