@@ -22,16 +22,16 @@ from pytest_agentreplay.mcp.stdio_form import command_key
 from pytest_agentreplay.mcp.stdio_record import Exchanges
 from pytest_agentreplay.mcp.stdio_replay import StdioReplayer
 from tests.cassettes._plugin_runs import results, run
-from tests.mcp._servers import stdio_script
+from tests.mcp._servers import CALLS_SOURCE, stdio_script
 
 pytest_plugins = ["pytester"]
 
-USER_TEST = """
+USER_TEST = (
+    CALLS_SOURCE
+    + """
 import asyncio, json, os, sys
 import pytest
-import mcp.client.session as mcp_session
 from mcp import Client, StdioServerParameters
-from mcp_types import Implementation
 
 
 async def session(order):
@@ -47,19 +47,13 @@ async def session(order):
 
 @pytest.mark.agentreplay
 def test_tools(agentreplay, monkeypatch):
-    version = os.environ.get("MCP_CLIENT_VERSION")
-    if version:
-        monkeypatch.setattr(mcp_session, "DEFAULT_CLIENT_INFO",
-                            Implementation(name="mcp", version=version))
-    order = [("add", {"a": 1, "b": int(os.environ.get("MCP_B", "2"))}),
-             ("shout", {"text": "hi"})]
-    if os.environ.get("MCP_REVERSE"):
-        order.reverse()
+    order = tool_calls(monkeypatch)
     names, texts = asyncio.run(session(order))
     with open(os.environ["AR_OUT"], "a") as out:
         out.write(json.dumps({"names": names, "texts": texts,
                               "unplayed": agentreplay.unplayed}) + "\\n")
 """
+)
 
 
 def _record(pytester: pytest.Pytester) -> Path:
