@@ -241,3 +241,24 @@ def test_a_cut_exchange_ends_the_replayer_as_the_server_ended(tmp_path: Path) ->
     assert replayer.ended
     assert stdout.getvalue() == b""  # nothing answered, the second line never read
     assert stdin.read() == _line({"jsonrpc": "2.0", "id": 6, "method": "tools/list"})
+
+
+def test_the_proxys_working_file_holds_no_secret(tmp_path: Path) -> None:
+    """What the proxy writes as it goes outlives a proxy killed mid-test: it is
+    scrubbed by the default rules before it reaches the disk, not only when the
+    cassette is written (a secret-named field, sent or answered)."""
+    from pytest_agentreplay.mcp.stdio_record import JsonlWriter
+
+    path = tmp_path / "recorded-1.jsonl"
+    writer = JsonlWriter(str(path))
+    exchanges = Exchanges("srv", writer)
+    secret = "sk-ant-api03-" + "A1b2C3d4" * 8
+    arguments = {"url": "https://example.test", "api_key": secret}
+    request = {"name": "fetch", "arguments": arguments}
+    exchanges.client(_line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": request}))
+    exchanges.server(_line({"jsonrpc": "2.0", "id": 1, "result": {"api_key": secret}}))
+    writer.close()
+    text = path.read_text("utf-8")
+    assert "fetch" in text
+    assert secret not in text
+    assert "sk-ant-api03" not in text
