@@ -156,14 +156,13 @@ class LazyEvents(DeferredEvents, MutableSequence[RecordedEvent]):
             edited = built and bisect_left(built, done) < bisect_left(built, done + lines)
             pieces = None if edited else _wire(b"\n" + source[pos:cut], lines)
             if pieces is None:  # line by line: a built one, or a line of another kind
-                pieces = []
                 for index in range(done, done + lines):
-                    piece = self._plain_line(index)
-                    if piece is None:
-                        yield pieces
+                    piece = self._plain_line(index)  # (a bad line raises, after the ones
+                    if piece is None:  # before it were sent)
                         return self._rest(index)
-                    pieces.append(piece)
-            yield pieces
+                    yield [piece]
+            else:
+                yield pieces
             pos, done = cut, done + lines
         return self._rest(count)
 

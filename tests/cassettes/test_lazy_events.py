@@ -50,7 +50,7 @@ def _event(i: int) -> RecordedEvent:
         text = "it's a 'quoted' word"
     if i % 1009 == 7:
         text = "naïve café — 東京 ✓"
-    data = '{"type":"content_block_delta","delta":{"text":%s}}' % _json(text)
+    data = '{"type":"content_block_delta","delta":{"text":' + _json(text) + "}}"
     if i % 1013 == 9:
         data = ""
     name = "yes" if i % 1019 == 11 else "content_block_delta"
@@ -201,15 +201,9 @@ def test_new_episodes_write_back_keeps_every_event(big: Path) -> None:
     before = big.read_text()
     eager = io.load(big)
 
-    def upstream(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, json={"id": "new", "content": []})
-
-    with _replaying(big, "new_episodes") as session:
-        with httpx.Client() as client:
-            assert _received(client, "story").count(b"\n\n") == EVENTS
-        live = httpx.Client(transport=httpx.MockTransport(upstream))
-        with live:
-            session.add_recorded(_small("new"))
+    with _replaying(big, "new_episodes") as session, httpx.Client() as client:
+        assert _received(client, "story").count(b"\n\n") == EVENTS
+        session.add_recorded(_small("new"))
     session.finish(failed=False)
     after = io.load(big)
     assert after.interactions[:3] == eager.interactions
@@ -249,6 +243,11 @@ def _break_line(path: Path, index: int, replace: tuple[str, str]) -> int:
     return n + 1
 
 
+def _read_into(received: bytearray, chunks: Iterator[bytes]) -> None:
+    for chunk in chunks:
+        received += chunk
+
+
 @pytest.mark.parametrize(
     "edit",
     [
@@ -268,15 +267,17 @@ def test_a_bad_event_deep_in_a_stream_names_the_file_and_line_when_replay_reache
         assert len(session.interactions[1].response.events or []) == EVENTS
         received = bytearray()
         body = {"model": "m", "messages": [{"role": "user", "content": "story"}], "stream": True}
-        with pytest.raises(CassetteFormatError) as at_replay:
-            with client.stream("POST", URL, json=body) as response:
-                for chunk in response.iter_raw():
-                    received += chunk
+        with (
+            client.stream("POST", URL, json=body) as response,
+            pytest.raises(CassetteFormatError) as at_replay,
+        ):
+            _read_into(received, response.iter_raw())
     error = at_replay.value
     assert error.path == big and error.line == line
-    assert error.field is not None and error.field.startswith("interactions[1].response.events[10000]")
+    assert error.field is not None
+    assert error.field.startswith("interactions[1].response.events[10000]")
     assert f"{big}:{line}" in str(error)
-    assert received.count(b"\n\n") <= 10_000  # never the stream's end after it
+    assert received.count(b"\n\n") == 10_000  # every event before it, then the error
 
 
 def test_lint_finds_a_bad_event_deep_in_a_stream_ahead_of_a_test(
