@@ -214,9 +214,14 @@ class DeferredEvents:
     """A stream's events kept as the file's lines and built when reached
     (:class:`~.lazy_events.LazyEvents`): a response takes it as its ``events`` as it
     is, where any other sequence is copied into a list and every item checked, which
-    is what deferring avoids."""
+    is what deferring avoids (it is copied, as a list would be, by :meth:`copy`)."""
 
     __slots__ = ()
+
+    def copy(self) -> DeferredEvents:
+        """Another list of the same events (the events themselves shared, as in a list's
+        copy)."""
+        raise NotImplementedError
 
 
 class _Body(_Record):
@@ -334,8 +339,10 @@ class RecordedResponse(_Body):
         self.status = checks.integer(status, "status", 100, 599)
         self._set_body(headers, _one_json(json, json_body), body, body_b64)
         self.events: MutableSequence[RecordedEvent] | None = (
-            events  # type: ignore[assignment]  # a DeferredEvents is a LazyEvents
-            if events is None or isinstance(events, DeferredEvents)
+            None
+            if events is None
+            else events.copy()  # type: ignore[assignment]  # a DeferredEvents is a LazyEvents
+            if isinstance(events, DeferredEvents)
             else checks.items(events, RecordedEvent, "events")
         )
         self.end = checks.stream_end(end)  # type: ignore[assignment]  # one of StreamEnd

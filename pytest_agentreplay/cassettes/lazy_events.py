@@ -126,13 +126,15 @@ class LazyEvents(DeferredEvents, MutableSequence[RecordedEvent]):
         path: str,
         first_line: int,
         where: str = "",
+        count: int | None = None,
     ) -> None:
+        """``count``: the number of lines, when known (else counted)."""
         self._source, self._start = source, start
         self._end = len(source) if end is None else end
         self._built: dict[int, RecordedEvent] = {}  # what was asked for, kept
         self._starts: list[int] | None = None  # where each line starts, when first needed
         self._plain: list[RecordedEvent] | None = None  # once the list itself changed
-        self._count = source.count(b"\n", start, self._end)
+        self._count = source.count(b"\n", start, self._end) if count is None else count
         self.path = path
         self.first_line = first_line
         self.where = where
@@ -180,6 +182,23 @@ class LazyEvents(DeferredEvents, MutableSequence[RecordedEvent]):
     def _rest(self, start: int) -> Iterator[RecordedEvent]:
         for index in range(start, len(self)):
             yield self[index]
+
+    def copy(self) -> LazyEvents:
+        """Another list of the same events: the file's bytes and the events built so far
+        shared, the list itself not (editing one list leaves the other as it was)."""
+        other = LazyEvents(
+            self._source,
+            self._start,
+            self._end,
+            path=self.path,
+            first_line=self.first_line,
+            where=self.where,
+            count=self._count,
+        )
+        other._built = dict(self._built)
+        other._starts = self._starts
+        other._plain = None if self._plain is None else list(self._plain)
+        return other
 
     def own_copy(self) -> None:
         """Keep a copy of the stream's own bytes, not the whole file they came from."""

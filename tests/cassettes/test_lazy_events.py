@@ -181,10 +181,13 @@ def test_lazy_events_are_a_list_to_every_reader(big: Path, events: list[Recorded
     assert timings(stream) == timings(events)
     with pytest.raises(IndexError):
         stream[EVENTS]
+    copied = lazy.interactions[1].response.replace(status=201).events  # a copy, as a list's
+    assert copied == stream and copied is not stream
     stream.append(RecordedEvent(data="more"))  # changing the list: a plain list inside
     del stream[0]
     assert len(stream) == EVENTS
     assert stream[-1].data == "more" and stream[0] == events[1]
+    assert copied == events  # the copy is as it was
 
 
 def test_the_index_and_a_miss_report_work_on_a_lazy_cassette(big: Path) -> None:
