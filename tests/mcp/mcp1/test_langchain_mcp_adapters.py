@@ -9,8 +9,8 @@ of its own: one test spawns the stdio server several times, and opens several HT
 sessions. The run is recorded once with the servers live, then replayed with the
 script deleted and the HTTP server stopped, the tools called in the other order, by
 an SDK reporting another version, under ``--agentreplay-strict``. A stdio server the
-cassette never recorded is not started in replay. And nothing in the package needs mcp 2
-to import.
+cassette never recorded is not started in replay. Nothing in the package needs mcp 2
+to import, and the scripted fake tool server serves the adapters too.
 """
 
 from __future__ import annotations
@@ -256,3 +256,39 @@ def test_an_unrecorded_stdio_server_is_not_started_in_replay(
         ["*StdioServerNotRecorded*'python other_server.py' is not in cassette*"]
     )
     assert not canary.exists()
+
+
+def test_a_fake_tool_server_serves_langchain_mcp_adapters(scripted_tools: Any) -> None:
+    """The scripted fake needs no mcp 2: mcp 1.x's clients, under the adapters, reach
+    it over Streamable HTTP (in-process) and over stdio (its relay)."""
+    import asyncio
+
+    from langchain_mcp_adapters.client import MultiServerMCPClient
+
+    city = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    scripted_tools.tool(
+        "weather", "Rain.", input_schema=city, respond=lambda args: f"Sun in {args['city']}."
+    )
+    client = MultiServerMCPClient(
+        {
+            "http": {"transport": "streamable_http", "url": scripted_tools.url},
+            "stdio": {"transport": "stdio", **scripted_tools.stdio_command().params()},
+        }
+    )
+
+    async def main() -> list[Any]:
+        http = await client.get_tools(server_name="http")
+        stdio = await client.get_tools(server_name="stdio")
+        assert [t.name for t in http] == [t.name for t in stdio] == ["weather"]
+        return [
+            await http[0].ainvoke({"city": "Leeds"}),
+            await stdio[0].ainvoke({"city": "York"}),
+        ]
+
+    answers = asyncio.run(main())
+    texts = [a if isinstance(a, str) else "".join(b["text"] for b in a) for a in answers]
+    assert texts == ["Rain.", "Sun in York."]
+    assert [(c.tool, c.arguments, c.transport, c.outcome) for c in scripted_tools.log] == [
+        ("weather", {"city": "Leeds"}, "http", "completed"),
+        ("weather", {"city": "York"}, "stdio", "completed"),
+    ]
