@@ -24,12 +24,13 @@ anthropic==2.13.0`` shows what a floor set lower would do.
 One more session covers what the lock cannot hold:
 
 - ``mcp1``: the ``mcp1`` extra, the mcp 1.x line (``mcp>=1.24,<2``) with
-  langchain-mcp-adapters, which requires it, at the newest releases on the index. The
-  test extra needs mcp 2, so the two never share an environment. It proves that the
-  plugin imports and records under mcp 1.x, and that langchain-mcp-adapters'
-  ``MultiServerMCPClient`` (a stdio and a Streamable HTTP server) runs unchanged from a
-  recording (``MCP1_TESTS``, skipped by the main suite, which has no
-  langchain-mcp-adapters).
+  langchain-mcp-adapters, which requires it, at the newest releases on the index (as
+  ``newest`` installs; ``--pin`` too). The test extra needs mcp 2, so the two never
+  share an environment, nor the lock. It proves that the plugin imports and records
+  under mcp 1.x, that langchain-mcp-adapters' ``MultiServerMCPClient`` (a stdio and a
+  Streamable HTTP server, the tools called directly and by a LangGraph agent) runs
+  unchanged from a recording, and that the fake tool servers serve it
+  (``MCP1_TESTS``, skipped by the main suite, which has no langchain-mcp-adapters).
 """
 
 from __future__ import annotations
@@ -114,8 +115,8 @@ def _overrides(pins: list[str], *, lowest: bool) -> list[str]:
     return lines
 
 
-def _install(session: nox.Session, *, lowest: bool, pins: list[str]) -> None:
-    """The ``test`` extra, at its floors or at the newest, with ``pins`` forced."""
+def _install(session: nox.Session, *, lowest: bool, pins: list[str], extra: str = "test") -> None:
+    """``extra``, at its floors or at the newest, with ``pins`` forced."""
     options = ["--resolution", "lowest-direct"] if lowest else ["--upgrade", "--refresh"]
     if overrides := _overrides(pins, lowest=lowest):
         # Not session.create_tmp(): it points TMPDIR into the project, where the
@@ -124,8 +125,9 @@ def _install(session: nox.Session, *, lowest: bool, pins: list[str]) -> None:
         path.write_text("\n".join(overrides) + "\n", encoding="utf-8")
         options += ["--override", str(path)]
         session.log(f"overrides: {', '.join(overrides)}")
-    session.install(*options, "-e", ".[test]")
-    session.run("python", ".ci/versions.py", *(["--lowest"] if lowest and not pins else []))
+    session.install(*options, "-e", f".[{extra}]")
+    checks = ["--lowest"] if lowest and not pins else []
+    session.run("python", ".ci/versions.py", "--extra", extra, *checks)
 
 
 def _pytest(session: nox.Session, tests: list[str], **kwargs: object) -> str | bool:
@@ -181,9 +183,9 @@ def drift_check(session: nox.Session) -> None:
 
 @nox.session
 def mcp1(session: nox.Session) -> None:
-    """langchain-mcp-adapters on mcp 1.x, recorded and replayed (``MCP1_TESTS``)."""
-    session.install("--upgrade", "--refresh", "-e", ".[mcp1]")
-    session.run("python", ".ci/versions.py", "--extra", "mcp1")
+    """langchain-mcp-adapters on mcp 1.x, recorded and replayed (``MCP1_TESTS``), at
+    the newest releases; ``-- --pin mcp==1.24.0`` tries another."""
+    _install(session, lowest=False, pins=_session_pins(session), extra="mcp1")
     _pytest(session, MCP1_TESTS)
 
 

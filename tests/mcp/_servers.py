@@ -80,18 +80,10 @@ def http_server(
     *, port: int | None = None, stateless: bool = False, json_response: bool = False
 ) -> Iterator[str]:
     """Serve the tools over Streamable HTTP on 127.0.0.1; yields the endpoint URL."""
-    app = tools_server().streamable_http_app(stateless_http=stateless, json_response=json_response)
-    with serving(app, port=port) as url:
-        yield url
-
-
-@contextmanager
-def serving(app: Any, *, port: int | None = None) -> Iterator[str]:
-    """Serve an MCP server's Streamable HTTP ``app`` (an ASGI app answering on
-    ``/mcp``) on 127.0.0.1, in a thread; yields the endpoint URL."""
     import uvicorn
 
     port = port or free_port()
+    app = tools_server().streamable_http_app(stateless_http=stateless, json_response=json_response)
     # A client that failed mid-session may leave its GET stream open: the server stops
     # anyway (uvicorn would wait for it for ever).
     config = uvicorn.Config(

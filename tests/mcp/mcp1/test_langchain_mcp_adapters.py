@@ -18,6 +18,12 @@ from __future__ import annotations
 import importlib
 import json
 import pkgutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -27,7 +33,7 @@ from packaging.version import Version
 
 pytest.importorskip("langchain_mcp_adapters")
 
-from tests.mcp._servers import serving
+from tests.mcp._servers import free_port
 
 pytest_plugins = ["pytester"]
 
@@ -54,23 +60,54 @@ if __name__ == "__main__":
 '''
 
 
-def words_app() -> Any:
-    """FastMCP's Streamable HTTP app with two tools of its own."""
-    from mcp.server.fastmcp import FastMCP
+WORDS_SCRIPT = '''
+import sys
 
-    server = FastMCP("words")
+from mcp.server.fastmcp import FastMCP
 
-    @server.tool()
-    def backwards(text: str) -> str:
-        """The text backwards."""
-        return text[::-1]
+server = FastMCP("words", host="127.0.0.1", port=int(sys.argv[1]), log_level="WARNING")
 
-    @server.tool()
-    def repeat(text: str, times: int) -> str:
-        """The text, ``times`` times."""
-        return text * times
 
-    return server.streamable_http_app()
+@server.tool()
+def backwards(text: str) -> str:
+    """The text backwards."""
+    return text[::-1]
+
+
+@server.tool()
+def repeat(text: str, times: int) -> str:
+    """The text, ``times`` times."""
+    return text * times
+
+
+if __name__ == "__main__":
+    server.run("streamable-http")
+'''
+
+
+@contextmanager
+def words_server(folder: Path) -> Iterator[str]:
+    """FastMCP's Streamable HTTP server, two tools of its own, in a process of its own
+    on a free loopback port (what an mcp 1.x server leaves behind when it stops stays
+    there); yields the endpoint URL."""
+    script = folder / "words_server.py"
+    script.write_text(WORDS_SCRIPT)
+    port = free_port()
+    process = subprocess.Popen([sys.executable, str(script), str(port)])
+    try:
+        while not _accepts(port):
+            if process.poll() is not None:
+                raise RuntimeError(f"the MCP test server exited with {process.returncode}")
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait()
+
+
+def _accepts(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 USER_TEST = """
@@ -178,7 +215,7 @@ def results(pytester: pytest.Pytester) -> dict[str, dict[str, Any]]:
 def recorded(pytester: pytest.Pytester, user: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The user's tests recorded with both servers live; then the HTTP server is
     stopped (its URL stays set, nothing answers there)."""
-    with serving(words_app()) as url:
+    with words_server(pytester.path) as url:
         monkeypatch.setenv("MCP_URL", url)
         run(pytester, "--agentreplay-record-mode=once").assert_outcomes(passed=2)
     assert results(pytester) == {
