@@ -234,27 +234,25 @@ def _dumps(value: Any) -> str:
 def rewrite_ids(body: bytes, ids: Mapping[Id, Id]) -> bytes:
     """A JSON body (one message or a batch) with its response ids replaced; the same
     bytes when it is not JSON-RPC or no id changes."""
-    if not ids:
-        return body
-    found = parse(body)
-    if found is None:
-        return body
-    value = jsonparse.loads(body)
-    new = rewrite_value(value, ids)
-    return body if new is value else _dumps(new).encode("utf-8")
+    new = _rewritten_text(body, ids)
+    return body if new is None else new.encode("utf-8")
 
 
 def rewrite_event_data(data: str, ids: Mapping[Id, Id]) -> str:
     """An SSE event's ``data`` with its JSON-RPC response id replaced; the same text
     when it is not JSON-RPC (a priming event with empty data) or no id changes."""
-    if not ids or not data.strip():
-        return data
-    found = parse(data)
-    if found is None:
-        return data
-    value = jsonparse.loads(data)
+    new = _rewritten_text(data, ids)
+    return data if new is None else new
+
+
+def _rewritten_text(text: str | bytes, ids: Mapping[Id, Id]) -> str | None:
+    """``text`` re-serialized with its response ids replaced; ``None`` when nothing
+    changes (no ids to move, blank, not JSON-RPC, or no id of ``ids`` in it)."""
+    if not ids or not text.strip() or parse(text) is None:
+        return None
+    value = jsonparse.loads(text)
     new = rewrite_value(value, ids)
-    return data if new is value else _dumps(new)
+    return None if new is value else _dumps(new)
 
 
 def error_response(id_: Any, code: int, message: str, data: Any = None) -> Message:

@@ -28,10 +28,11 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ..cassettes.cassette import Interaction, RecordedEvent
+from ..redact.scrubber import default_scrubber
 from . import jsonrpc
 from .stdio_form import command_key, exchange
 
-__all__ = ["Exchanges", "main", "relay"]
+__all__ = ["Exchanges", "JsonlWriter", "main", "relay"]
 
 
 @dataclass
@@ -150,19 +151,31 @@ def relay(
             child.terminate()
 
 
-def _jsonl_writer(path: str) -> Callable[[int, Interaction], None]:
-    """Append each interaction to ``path`` as one JSON line, flushed:
-    ``{"n": number, "interaction": ...}``."""
-    out = open(path, "a", encoding="utf-8")  # noqa: SIM115 - open for the process's life
-    lock = threading.Lock()
+class JsonlWriter:
+    """Appends each interaction to ``path`` as one JSON line, flushed:
+    ``{"n": number, "interaction": ...}`` (an ``emit`` for :class:`Exchanges`).
 
-    def emit(number: int, interaction: Interaction) -> None:
-        line = json.dumps({"n": number, "interaction": interaction.to_data()}, ensure_ascii=False)
-        with lock:
-            out.write(line + "\n")
-            out.flush()
+    Each is scrubbed by the default rules first: the file (in a folder only its user
+    can read, removed when the test ends) outlives a proxy killed mid-test, so a
+    secret-named field a tool was sent or answered never reaches the disk. The test's
+    own rules, and the backstop that refuses a key-shaped value anywhere else, run
+    when its cassette is written."""
 
-    return emit
+    def __init__(self, path: str) -> None:
+        self._out = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        self._lock = threading.Lock()
+        self._scrubber = default_scrubber()
+
+    def __call__(self, number: int, interaction: Interaction) -> None:
+        data = self._scrubber.scrub_interaction(interaction).to_data()
+        line = json.dumps({"n": number, "interaction": data}, ensure_ascii=False)
+        with self._lock:
+            self._out.write(line + "\n")
+            self._out.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            self._out.close()
 
 
 def _stop_on_sigterm() -> None:
@@ -185,8 +198,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("give the server's command after --")
     key = args.key or command_key(command[0], command[1:])
     _stop_on_sigterm()
-    exchanges = Exchanges(key, _jsonl_writer(args.jsonl))
-    return relay(command, exchanges, stdin=sys.stdin.buffer, stdout=sys.stdout.buffer)
+    writer = JsonlWriter(args.jsonl)
+    try:
+        return relay(
+            command, Exchanges(key, writer), stdin=sys.stdin.buffer, stdout=sys.stdout.buffer
+        )
+    finally:
+        writer.close()
 
 
 if __name__ == "__main__":

@@ -61,6 +61,29 @@ if __name__ == "__main__":
 )
 
 
+CALLS_SOURCE = """
+import os
+import mcp.client.session as mcp_session
+from mcp_types import Implementation
+
+
+def tool_calls(monkeypatch):
+    \"\"\"The calls the user test makes: add then shout (reversed with MCP_REVERSE),
+    from the client version MCP_CLIENT_VERSION when it is set.\"\"\"
+    version = os.environ.get("MCP_CLIENT_VERSION")
+    if version:
+        monkeypatch.setattr(mcp_session, "DEFAULT_CLIENT_INFO",
+                            Implementation(name="mcp", version=version))
+    order = [("add", {"a": 1, "b": int(os.environ.get("MCP_B", "2"))}),
+             ("shout", {"text": "hi"})]
+    if os.environ.get("MCP_REVERSE"):
+        order.reverse()
+    return order
+"""
+"""The user tests' shared part, at their head: which tool calls they make,
+in which order, as which client version."""
+
+
 def tools_server() -> Any:
     """A fresh two-tool ``MCPServer`` (``add`` and ``shout``)."""
     namespace: dict[str, Any] = {}

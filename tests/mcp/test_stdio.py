@@ -23,16 +23,16 @@ from pytest_agentreplay.mcp.stdio_ledger import Ledger
 from pytest_agentreplay.mcp.stdio_record import Exchanges
 from pytest_agentreplay.mcp.stdio_replay import StdioReplayer
 from tests.cassettes._plugin_runs import results, run
-from tests.mcp._servers import stdio_script
+from tests.mcp._servers import CALLS_SOURCE, stdio_script
 
 pytest_plugins = ["pytester"]
 
-USER_TEST = """
+USER_TEST = (
+    CALLS_SOURCE
+    + """
 import asyncio, json, os, sys
 import pytest
-import mcp.client.session as mcp_session
 from mcp import Client, StdioServerParameters
-from mcp_types import Implementation
 
 
 async def session(order):
@@ -48,19 +48,13 @@ async def session(order):
 
 @pytest.mark.agentreplay
 def test_tools(agentreplay, monkeypatch):
-    version = os.environ.get("MCP_CLIENT_VERSION")
-    if version:
-        monkeypatch.setattr(mcp_session, "DEFAULT_CLIENT_INFO",
-                            Implementation(name="mcp", version=version))
-    order = [("add", {"a": 1, "b": int(os.environ.get("MCP_B", "2"))}),
-             ("shout", {"text": "hi"})]
-    if os.environ.get("MCP_REVERSE"):
-        order.reverse()
+    order = tool_calls(monkeypatch)
     names, texts = asyncio.run(session(order))
     with open(os.environ["AR_OUT"], "a") as out:
         out.write(json.dumps({"names": names, "texts": texts,
                               "unplayed": agentreplay.unplayed}) + "\\n")
 """
+)
 
 
 def _record(pytester: pytest.Pytester) -> Path:
@@ -294,3 +288,24 @@ def test_a_cut_exchange_ends_the_replayer_as_the_server_ended(tmp_path: Path) ->
     assert replayer.ended
     assert stdout.getvalue() == b""  # nothing answered, the second line never read
     assert stdin.read() == _line({"jsonrpc": "2.0", "id": 6, "method": "tools/list"})
+
+
+def test_the_proxys_working_file_holds_no_secret(tmp_path: Path) -> None:
+    """What the proxy writes as it goes outlives a proxy killed mid-test: it is
+    scrubbed by the default rules before it reaches the disk, not only when the
+    cassette is written (a secret-named field, sent or answered)."""
+    from pytest_agentreplay.mcp.stdio_record import JsonlWriter
+
+    path = tmp_path / "recorded-1.jsonl"
+    writer = JsonlWriter(str(path))
+    exchanges = Exchanges("srv", writer)
+    secret = "sk-ant-api03-" + "A1b2C3d4" * 8
+    arguments = {"url": "https://example.test", "api_key": secret}
+    request = {"name": "fetch", "arguments": arguments}
+    exchanges.client(_line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": request}))
+    exchanges.server(_line({"jsonrpc": "2.0", "id": 1, "result": {"api_key": secret}}))
+    writer.close()
+    text = path.read_text("utf-8")
+    assert "fetch" in text
+    assert secret not in text
+    assert "sk-ant-api03" not in text

@@ -22,16 +22,16 @@ import pytest
 import yaml
 
 from tests.cassettes._plugin_runs import results, run
-from tests.mcp._servers import http_server
+from tests.mcp._servers import CALLS_SOURCE, http_server
 
 pytest_plugins = ["pytester"]
 
-USER_TEST = """
+USER_TEST = (
+    CALLS_SOURCE
+    + """
 import asyncio, json, os
 import pytest
-import mcp.client.session as mcp_session
 from mcp import Client
-from mcp_types import Implementation
 
 URL = os.environ["MCP_URL"]
 
@@ -48,14 +48,7 @@ async def session(order, pause):
 
 @pytest.mark.agentreplay
 def test_tools(agentreplay, monkeypatch):
-    version = os.environ.get("MCP_CLIENT_VERSION")
-    if version:
-        monkeypatch.setattr(mcp_session, "DEFAULT_CLIENT_INFO",
-                            Implementation(name="mcp", version=version))
-    order = [("add", {"a": 1, "b": int(os.environ.get("MCP_B", "2"))}),
-             ("shout", {"text": "hi"})]
-    if os.environ.get("MCP_REVERSE"):
-        order.reverse()
+    order = tool_calls(monkeypatch)
     names, texts = asyncio.run(session(order, float(os.environ.get("MCP_PAUSE", "0"))))
     with open(os.environ["AR_OUT"], "a") as out:
         out.write(json.dumps({
@@ -63,6 +56,7 @@ def test_tools(agentreplay, monkeypatch):
             "calls": [[c.method, c.outcome, c.source] for c in agentreplay.calls],
         }) + "\\n")
 """
+)
 
 SERVERS = {
     "legacy-sse": ("legacy", {}),
