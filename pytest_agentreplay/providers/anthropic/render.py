@@ -153,8 +153,10 @@ def iter_events(codec: Codec, reply: Reply, ctx: RenderContext) -> Iterator[SSEE
         yield event("content_block_start", {"index": index, "content_block": opening(block)})
         if index == 0:
             yield _PING
+        # what event() writes, its constant head built once per block, not per delta
+        head = f'{{"type":"content_block_delta","index":{index},"delta":'
         for delta in deltas(block, ctx):
-            yield event("content_block_delta", {"index": index, "delta": delta})
+            yield SSEEvent(event="content_block_delta", data=f"{head}{json_data(delta)}}}")
         yield event("content_block_stop", {"index": index})
     yield _message_delta(reply, plan, ctx)
     yield event("message_stop", {})

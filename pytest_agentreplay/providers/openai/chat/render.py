@@ -18,7 +18,7 @@ from typing import Any, Literal, cast
 
 from ....neutral import Part, Reply, StopReason, Text, Thinking, ToolCall, Usage
 from ....sse import SSEEvent
-from ...base import Codec, RenderContext, iter_text, json_data, split_json
+from ...base import Codec, RenderContext, digits, iter_text, json_data, split_json
 
 __all__ = ["ReasoningField", "iter_events", "render_body"]
 
@@ -109,11 +109,7 @@ def _obfuscation(seed: str, delta_chars: int) -> str:
     """OpenAI's ``obfuscation`` padding: random-looking characters whose length
     shrinks as the delta grows. Here derived from a hash, so renders are stable."""
     n = int.from_bytes(hashlib.sha256(seed.encode()).digest(), "big")
-    chars = []
-    for _ in range(max(1, 12 - delta_chars)):
-        n, r = divmod(n, len(_B62))
-        chars.append(_B62[r])
-    return "".join(chars)
+    return digits(n, max(1, 12 - delta_chars), _B62)
 
 
 def _reasoning_field(codec: Codec) -> ReasoningField | None:
