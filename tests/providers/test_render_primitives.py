@@ -45,9 +45,7 @@ def test_ids_are_spelled_as_they_always_were(
     """Same seed, same ids: snapshots recorded before stay valid."""
     ids = IdFactory(seed)
     got = [ids.new("p_", length, alphabet) for _ in range(calls)]
-    assert got == [
-        "p_" + _spelled(seed, count, length, alphabet) for count in range(1, calls + 1)
-    ]
+    assert got == ["p_" + _spelled(seed, count, length, alphabet) for count in range(1, calls + 1)]
 
 
 def test_two_factories_of_one_seed_count_on_their_own() -> None:
