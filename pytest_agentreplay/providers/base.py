@@ -162,22 +162,26 @@ def _compact_encoder() -> Callable[[Any], str]:
 
     ``json.dumps`` with arguments builds a new encoder on every call, about as much
     work as encoding a small event: a fake's stream encodes one per event (bench/ W5).
-    The C encoder is made once, as ``JSONEncoder.iterencode`` makes it, without
-    the check for circular references (``check_circular=False``): what is encoded
-    here was built from validated replies and parsed JSON, which hold no cycles (one
-    would still fail, with ``RecursionError``)."""
+    The C encoder is made once, as ``JSONEncoder.iterencode`` makes it. It keeps the
+    containers it is inside in ``markers`` (what finds a cycle) and takes each out on
+    the way back; a failed encode can leave some in, so they are cleared then."""
     encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:  # an interpreter without the C accelerator
         return encoder.encode
+    markers: dict[int, Any] = {}
     iterencode = make(
-        None, encoder.default, json.encoder.encode_basestring, None, ":", ",", False, False, True
+        markers, encoder.default, json.encoder.encode_basestring, None, ":", ",", False, False, True
     )
 
     def encode(payload: Any) -> str:
-        if isinstance(payload, str):  # a bare string: the C encoder wants a container
+        if isinstance(payload, str):  # a bare string: what JSONEncoder.encode does
             return encoder.encode(payload)
-        return "".join(iterencode(payload, 0))
+        try:
+            return "".join(iterencode(payload, 0))
+        except BaseException:
+            markers.clear()
+            raise
 
     return encode
 

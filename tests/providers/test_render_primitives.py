@@ -164,3 +164,14 @@ def test_openai_chunks_are_their_whole_object_encoded_at_once(
         ]
         assert ("usage" in data) is usage
         assert ("obfuscation" in data) is padded
+
+
+def test_a_cycle_fails_as_json_dumps_fails_it_and_leaves_nothing_behind() -> None:
+    """Reply arguments are ``Any``: a cyclic one is accepted by the model and must fail
+    rendering with the error ``json.dumps`` gives, after which encoding still works."""
+    cycle: list[Any] = []
+    cycle.append(cycle)
+    with pytest.raises(ValueError, match="Circular reference detected"):
+        json_data({"a": cycle})
+    held = {"x": 1}
+    assert json_data([held, held, {"y": held}]) == '[{"x":1},{"x":1},{"y":{"x":1}}]'
