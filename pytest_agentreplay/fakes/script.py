@@ -267,7 +267,7 @@ class CallLog:
         # A finished call's entry is built when the log is read (most tests never read
         # it; bench/ W5: the entry was a tenth of a fake call): its fields until then.
         self._entries: dict[int, ModelCall | dict[str, Any]] = {}
-        self._open: dict[int, tuple[Request, str, str | None]] = {}
+        self._open: dict[int, tuple[Request, str, HTTPCall]] = {}
         self._statuses: dict[int, int | None] = {}
         # Call numbers never repeat, so that a call still open at a reset() cannot end
         # a later one; the log numbers calls from the last reset (``_base``).
@@ -282,7 +282,7 @@ class CallLog:
             self._next += 1
             self.calls.append(call)
             self.requests.append(parsed)
-            self._open[index] = (parsed, request.url, call.client)
+            self._open[index] = (parsed, request.url, call)
         return index
 
     def reset(self) -> None:
@@ -313,7 +313,7 @@ class CallLog:
             opened = self._open.pop(index, None)
             if opened is None:
                 return
-            request, url, client = opened
+            request, url, call = opened
             status = self._statuses.pop(index, None)
             if outcome == "completed" and status is not None and status >= 400:
                 outcome = "http_error"
@@ -329,7 +329,7 @@ class CallLog:
                 "outcome": outcome,
                 "events_sent": delivered,
                 "reply": reply,
-                "client": client,
+                "call": call,  # its client library, read from its headers when built
             }
 
     def close_open(self) -> None:
@@ -347,6 +347,8 @@ class CallLog:
             for i in sorted(self._entries):
                 entry = self._entries[i]
                 if isinstance(entry, dict):
-                    entry = self._entries[i] = ModelCall(**entry)
+                    fields = dict(entry)
+                    call = fields.pop("call")
+                    entry = self._entries[i] = ModelCall(**fields, client=call.client)
                 built.append(entry)
             return built
