@@ -307,7 +307,7 @@ class FakeModel(Serving):
         return self._route_for(request) is not None
 
     def _route_for(self, request: HTTPRequest) -> _Route | None:
-        parts = request.parts
+        parts = request.url_parts
         host, port = (parts.hostname or "").lower(), parts.port
         for route in reversed(self._routes):
             if (

@@ -59,21 +59,21 @@ class HTTPRequest:
         return f"HTTPRequest({self.method} {bare_url(self.url)}, family={self.family!r})"
 
     @cached_property
-    def parts(self) -> SplitResult:
+    def url_parts(self) -> SplitResult:
         """The URL split (once: routing reads it several times a request)."""
         return urlsplit(self.url)
 
     @property
     def host(self) -> str:
-        return self.parts.hostname or ""
+        return self.url_parts.hostname or ""
 
     @property
     def path(self) -> str:
-        return self.parts.path
+        return self.url_parts.path
 
     @property
     def scheme(self) -> str:
-        return self.parts.scheme
+        return self.url_parts.scheme
 
     def header(self, name: str) -> str | None:
         """The first value of header ``name`` (case-insensitive), or ``None``."""
