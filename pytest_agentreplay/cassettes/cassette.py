@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableSequence, Sequence
 from typing import Any, ClassVar, TypeVar
 
 from ..sse import SSEEvent
@@ -65,6 +65,7 @@ from .fields import CASSETTE_VERSION, StreamEnd, body_bytes, event_to_sse, wire_
 
 __all__ = [
     "Cassette",
+    "DeferredEvents",
     "Interaction",
     "RecordedEvent",
     "RecordedRequest",
@@ -209,6 +210,20 @@ class RecordedEvent(_Record):
         return cls(**checks.keys(data, cls._KEYS, ("data",)))
 
 
+class DeferredEvents:
+    """A stream's events kept as the file's lines and built when reached
+    (:class:`~.lazy_events.LazyEvents`): a response takes it as its ``events`` as it
+    is, where any other sequence is copied into a list and every item checked, which
+    is what deferring avoids (it is copied, as a list would be, by :meth:`copy`)."""
+
+    __slots__ = ()
+
+    def copy(self) -> DeferredEvents:
+        """Another list of the same events (the events themselves shared, as in a list's
+        copy)."""
+        raise NotImplementedError
+
+
 class _Body(_Record):
     """Headers, and a body stored one way at most: parsed JSON, text or base64 bytes."""
 
@@ -323,7 +338,13 @@ class RecordedResponse(_Body):
     ) -> None:
         self.status = checks.integer(status, "status", 100, 599)
         self._set_body(headers, _one_json(json, json_body), body, body_b64)
-        self.events = None if events is None else checks.items(events, RecordedEvent, "events")
+        self.events: MutableSequence[RecordedEvent] | None = (
+            None
+            if events is None
+            else events.copy()  # type: ignore[assignment]  # a DeferredEvents is a LazyEvents
+            if isinstance(events, DeferredEvents)
+            else checks.items(events, RecordedEvent, "events")
+        )
         self.end = checks.stream_end(end)  # type: ignore[assignment]  # one of StreamEnd
         self.truncated = checks.optional_text(truncated, "truncated")
         self.tail = checks.optional_text(tail, "tail")

@@ -293,11 +293,18 @@ def load(path: str | os.PathLike[str]) -> Cassette:
     return loads(read_file(name), path=name)  # a regular file of bounded size (issue 27)
 
 
-def load_with_format(path: str | os.PathLike[str]) -> tuple[Cassette, Format]:
+def load_with_format(
+    path: str | os.PathLike[str], *, lazy: bool = False
+) -> tuple[Cassette, Format]:
     """The cassette file at ``path`` and the format it is in: a vcrpy file replays with
-    vcrpy's default matching (issue 20), so the session needs to know where it came from."""
+    vcrpy's default matching (issue 20), so the session needs to know where it came from.
+
+    ``lazy`` (replay's load): a big file's streams keep their event lines, each event
+    built and checked when it is reached (:mod:`.lazy_events`); a line that cannot be
+    read raises then, naming the file and the line. Without it, every line is read now.
+    """
     name = os.fspath(path)
-    big = load_big(name)
+    big = load_big(name, lazy=lazy)
     if big is not None:
         return big, "agentreplay"
     raw = read_file(name)

@@ -126,7 +126,9 @@ class CassetteSession:
             self.record_mode == "once" and not self.existed
         )
         loaded, source = (
-            cassette_io.load_with_format(self.path) if self.existed else (None, "agentreplay")
+            cassette_io.load_with_format(self.path, lazy=True)
+            if self.existed
+            else (None, "agentreplay")
         )
         self.interactions: list[Interaction] = [] if loaded is None else loaded.interactions
         match_on = self.match_on

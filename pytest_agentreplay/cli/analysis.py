@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,12 +102,12 @@ def event_label(event: RecordedEvent) -> str:
     return "error" if isinstance(payload, dict) and "error" in payload else "message"
 
 
-def type_counts(events: list[RecordedEvent]) -> dict[str, int]:
+def type_counts(events: Sequence[RecordedEvent]) -> dict[str, int]:
     """Events per label, in the order each label first appears."""
     return dict(Counter(event_label(e) for e in events))
 
 
-def timings(events: list[RecordedEvent]) -> tuple[float, float] | None:
+def timings(events: Sequence[RecordedEvent]) -> tuple[float, float] | None:
     """Seconds from the request to the first and to the last event, when recorded."""
     times = [e.t for e in events if e.t is not None]
     return (times[0], times[-1]) if times else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from ..cassettes.cassette import RecordedEvent, RecordedRequest
@@ -210,7 +211,7 @@ def _stream_lines(item: View) -> list[str]:
     return out
 
 
-def _event_lines(events: list[RecordedEvent], tail: str | None) -> list[str]:
+def _event_lines(events: Sequence[RecordedEvent], tail: str | None) -> list[str]:
     width = len(str(len(events)))
     timed = any(event.t is not None for event in events)
     label_width = max((len(event_label(e)) for e in events), default=0)

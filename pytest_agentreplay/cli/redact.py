@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -193,7 +193,9 @@ def _body_changes(
         yield Change(f"{path}.body_b64", "decoded" if b.body_b64 is None else "redacted")
 
 
-def _event_changes(a: list[RecordedEvent], b: list[RecordedEvent], path: str) -> Iterator[Change]:
+def _event_changes(
+    a: Sequence[RecordedEvent], b: Sequence[RecordedEvent], path: str
+) -> Iterator[Change]:
     for n, (x, y) in enumerate(zip(a, b, strict=False)):
         if x.data != y.data:
             yield Change(f"{path}.events[{n}].data", "redacted")

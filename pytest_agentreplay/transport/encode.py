@@ -10,12 +10,12 @@ line) is written in one step; anything else goes through the spec-exact
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from typing import Protocol
 
 from ..sse import LineEnd, SSEEncoder, SSEEvent
 
-__all__ = ["Event", "StoredEvent", "encode_lazily"]
+__all__ = ["Event", "PlainSource", "StoredEvent", "encode_lazily", "plain_bytes"]
 
 
 class StoredEvent(Protocol):
@@ -43,6 +43,21 @@ class StoredEvent(Protocol):
         ...
 
 
+PlainBatches = Generator[list[bytes], None, Iterable[StoredEvent]]
+"""What :meth:`PlainSource.plain_batches` gives: wire bytes in batches, then the rest."""
+
+
+class PlainSource(Protocol):
+    """Stored events that encode their usual events themselves
+    (:class:`~..cassettes.lazy_events.LazyEvents`, a big stream's lines read as
+    reached): the bytes :func:`_plain` would write for each, in batches, from the first
+    event until the first other one, then (returned) the events left, for the encoder."""
+
+    def plain_batches(self) -> Generator[list[bytes], None, Iterable[StoredEvent]]:
+        """Wire bytes, a batch at a time, while the events are usual ones; returns the rest."""
+        ...
+
+
 Event = SSEEvent | StoredEvent
 """An event to encode: rendered, or as a cassette stores it."""
 
@@ -60,6 +75,17 @@ def encode_lazily(
     ``line_end`` ends every line (Google frames its streams with CRLF)."""
     encoder = SSEEncoder(comments=comments, line_end=line_end)
     ids = False  # once an event sets an id, the encoder tracks it for every later event
+    # (getattr, not isinstance of the protocol: a fake's stream must not pay for it)
+    plain_batches = getattr(events, "plain_batches", None) if line_end == "\n" else None
+    if plain_batches is not None:
+        batches: PlainBatches = plain_batches()  # its usual events, a batch at a time
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration as stop:
+                events = stop.value  # the rest, for the encoder
+                break
+            yield from batch
     for event in events:
         plain = None if ids or line_end != "\n" else _plain(event, comments)
         if plain is None:
@@ -85,3 +111,10 @@ def _plain(event: Event, comments: bool) -> bytes | None:
     if "\n" in name or "\r" in name:
         return None
     return (f"event: {name}\n{line}" if name else f"event:\n{line}").encode("utf-8")
+
+
+def plain_bytes(event: StoredEvent) -> bytes | None:
+    """The bytes :func:`encode_lazily` sends for a stored event at the start of a stream
+    (before any id), when it writes it in one step; ``None`` when the encoder must (an
+    id, a retry, comments, several data lines): what a :class:`PlainSource` yields."""
+    return None if event.id or event.comments else _plain(event, comments=True)

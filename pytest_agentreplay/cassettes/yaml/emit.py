@@ -29,7 +29,14 @@ from .errors import UnstorableError
 from .scalars import MAX_DEPTH, inline, yaml_float, yaml_key, yaml_string
 from .unstorable import unstorable_field
 
-__all__ = ["EVENT_BATCH", "dump_cassette", "dump_interactions", "dump_json", "iter_interactions"]
+__all__ = [
+    "EVENT_BATCH",
+    "dump_cassette",
+    "dump_interactions",
+    "dump_json",
+    "event_line",
+    "iter_interactions",
+]
 
 
 EVENT_BATCH = 2048
@@ -122,7 +129,8 @@ def dump_json(value: Any, *, indent: int = 0) -> list[str]:
 # --- the cassette layout ---------------------------------------------------------------
 
 
-def _event(event: TimedEvent) -> str:
+def event_line(event: TimedEvent) -> str:
+    """The line of one stream event, as the writer writes it (no newline)."""
     parts = []
     if event.t is not None:
         parts.append(f"t: {yaml_float(event.t)}")
@@ -182,7 +190,7 @@ def _response(writer: _Writer, response: StoredResponse) -> Iterator[str]:
         writer.lines.append("    events:" if events else "    events: []")
         for start in range(0, len(events), EVENT_BATCH):
             yield _joined(writer.lines)
-            writer.lines = [_event(event) for event in events[start : start + EVENT_BATCH]]
+            writer.lines = [event_line(event) for event in events[start : start + EVENT_BATCH]]
     if events is not None or response.end != "complete":
         writer.lines.append(f"    end: {response.end}")
     if response.truncated is not None:

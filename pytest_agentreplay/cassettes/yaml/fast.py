@@ -27,6 +27,7 @@ __all__ = [
     "BLOCK_BYTES",
     "read_canonical",
     "read_canonical_file",
+    "read_event",
     "scan_canonical_file",
 ]
 
@@ -145,6 +146,17 @@ class _Flow:
                 raise NotCanonicalError("bad flow separator")
 
 
+def read_event(text: str) -> Any:
+    """The data of one event line's flow mapping (``{t: 0.1, data: '...'}``, the line
+    after its ``- ``), as the canonical reader reads it; raises
+    :class:`NotCanonicalError` for anything else. A caller holding one line of a file
+    checks it as the whole-file reader does: the writer must give the line back."""
+    try:
+        return _flow(text)
+    except (IndexError, ValueError, OverflowError, RecursionError) as exc:
+        raise NotCanonicalError(str(exc)) from None
+
+
 def _flow(text: str) -> Any:
     match = _EVENT.fullmatch(text)
     if match is None:
@@ -171,9 +183,13 @@ class _Reader:
         event: Callable[[Any], Any] | None,
         *,
         let_go: bool = False,
+        deferred: dict[int, Any] | None = None,
     ) -> None:
         """``indents`` ends with a sentinel ``-1``; with ``let_go`` an event's line is
-        dropped from ``lines`` once the event is built (a file's lines are not kept)."""
+        dropped from ``lines`` once the event is built (a file's lines are not kept).
+        ``deferred`` maps a line number to the value of the event list that starts on
+        it (one stand-in line that replaces a stream's lines, see :mod:`..big_file`)."""
+        self.deferred = deferred
         self.event = event
         self.lines = lines
         self.indents = indents
@@ -181,13 +197,18 @@ class _Reader:
         self.pos = 0
 
     @classmethod
-    def of_text(cls, text: str, event: Callable[[Any], Any] | None) -> _Reader:
+    def of_text(
+        cls,
+        text: str,
+        event: Callable[[Any], Any] | None,
+        deferred: dict[int, Any] | None = None,
+    ) -> _Reader:
         if not text.endswith("\n") or "\r" in text or "\t" in text:
             raise NotCanonicalError("not the writer's line layout")
         lines = text.split("\n")[:-1]
         indents = _indents(lines)
         indents.append(-1)  # a sentinel: the end of the text closes every block
-        return cls(lines, indents, event)
+        return cls(lines, indents, event, deferred=deferred)
 
     def mapping(self, indent: int, depth: int) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
@@ -242,6 +263,9 @@ class _Reader:
     def events(self, indent: int) -> list[Any]:
         """An event list, each ``- {...}`` line read and handed to ``self.event`` at once
         (what it returns is kept): a 50 MB stream is never held as a dict per event."""
+        if self.deferred and self.pos in self.deferred:
+            self.pos += 1  # the stand-in line
+            return self.deferred.pop(self.pos - 1)  # type: ignore[no-any-return]
         out: list[Any] = []
         lines, indents, event = self.lines, self.indents, self.event
         assert event is not None
@@ -297,18 +321,27 @@ def _no(kind: type[str]) -> str:
     raise NotCanonicalError(f"unexpected blank lines after a {kind.__name__} block")
 
 
-def read_canonical(text: str, *, event: Callable[[Any], Any] | None = None) -> Any:
+def read_canonical(
+    text: str,
+    *,
+    event: Callable[[Any], Any] | None = None,
+    deferred: dict[int, Any] | None = None,
+) -> Any:
     """The data of a file in the writer's layout; raises :class:`NotCanonicalError` otherwise.
 
     ``event``, when given, receives each stream event's data as it is read, and the
-    event lists hold what it returns instead."""
+    event lists hold what it returns instead. ``deferred`` (with ``event``) maps the
+    0-based number of a line that stands in for an event list to that list's value;
+    each must be read as an event list (a stand-in read any other way is refused)."""
     try:
-        reader = _Reader.of_text(text, event)
+        reader = _Reader.of_text(text, event, deferred)
         data = reader.mapping(0, 1)
     except (IndexError, ValueError, OverflowError, RecursionError) as exc:
         raise NotCanonicalError(str(exc)) from None
     if reader.pos != len(reader.lines):
         raise NotCanonicalError("text after the document")
+    if deferred:
+        raise NotCanonicalError("a stand-in line not read as an event list")
     return data
 
 
