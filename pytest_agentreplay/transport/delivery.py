@@ -164,7 +164,16 @@ class Delivery:
         return bool(self.playback.delay or self.playback.schedule)
 
     def iterate(self) -> Iterator[bytes]:
-        """Sync delivery, in the client's thread."""
+        """Sync delivery, in the client's thread. An event that cannot be sent (a bad
+        line deep in a cassette's stream, read as replay reaches it) ends the call
+        ``cut`` after the events before it, and its error reaches the client."""
+        try:
+            yield from self._iterate()
+        except Exception:
+            self.end("cut")  # the first ending counts: a fault already logged stays
+            raise
+
+    def _iterate(self) -> Iterator[bytes]:
         self._chunks = chunks = self._iter_chunks(self._wait_sync)
         if not self._paced:
             for chunk, complete in chunks:
@@ -220,6 +229,9 @@ class Delivery:
                 yield item[0]
         except (asyncio.CancelledError, GeneratorExit):
             self.hang_up()
+            raise
+        except Exception:
+            self.end("cut")  # as in iterate(): an event that cannot be sent
             raise
         self._finish()
 

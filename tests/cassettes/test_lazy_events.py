@@ -281,6 +281,8 @@ def test_a_bad_event_deep_in_a_stream_names_the_file_and_line_when_replay_reache
     assert error.field.startswith("interactions[1].response.events[10000]")
     assert f"{big}:{line}" in str(error)
     assert received.count(b"\n\n") == 10_000  # every event before it, then the error
+    (call,) = session.calls  # logged as the client saw it: cut after those events
+    assert (call.outcome, call.events_sent) == ("cut", 10_000)
 
 
 def test_lint_finds_a_bad_event_deep_in_a_stream_ahead_of_a_test(
@@ -336,3 +338,26 @@ def test_small_streams_in_a_big_file_of_calls(tmp_path: Path, events: list[Recor
     with _replaying(path), httpx.Client() as client:
         assert _received(client, "story") == _wire(events[:50])
         assert _received(client, "one") == _wire(events[100:101])
+
+
+def test_an_async_client_meets_a_bad_event_as_a_sync_one_does(big: Path) -> None:
+    import asyncio
+
+    line = _break_line(big, 10_000, ("t: ", "t: -"))
+    body = {"model": "m", "messages": [{"role": "user", "content": "story"}], "stream": True}
+
+    async def read(received: bytearray) -> None:
+        async with (
+            httpx.AsyncClient() as client,
+            client.stream("POST", URL, json=body) as response,
+        ):
+            async for chunk in response.aiter_raw():
+                received += chunk
+
+    received = bytearray()
+    with _replaying(big) as session, pytest.raises(CassetteFormatError) as at_replay:
+        asyncio.run(read(received))
+    assert (at_replay.value.path, at_replay.value.line) == (big, line)
+    assert received.count(b"\n\n") == 10_000
+    (call,) = session.calls
+    assert (call.outcome, call.events_sent) == ("cut", 10_000)
