@@ -96,18 +96,20 @@ def _compile(char: str, members: list[tuple[Trigger, int]]) -> _Pass:
             behind.setdefault(len(before), []).append(before)
         else:
             ahead.setdefault((after, trigger.guard, len(before)), []).append(before)
+    spelled: list[tuple[str, str]] = []  # what follows, then what to look back at
     choices = []
     for (after, guard, _), befores in ahead.items():
         if not guard and all(before == char for before in befores):
-            choices.append(re.escape(after))
+            spelled.append((after, ""))
         elif not guard:
             looks = "|".join(re.escape(before + after) for before in dict.fromkeys(befores))
-            choices.append(f"{re.escape(after)}(?<={looks})")
+            spelled.append((after, f"(?<={looks})"))
         else:  # a pattern follows: look back first (rare: the Discord token's ".")
             looks = "|".join(map(re.escape, dict.fromkeys(befores)))
-            choices.append(
-                ("" if befores == [char] else f"(?<={looks})") + re.escape(after) + guard
-            )
+            behind_first = "" if befores == [char] else f"(?<={looks})"
+            choices.append(behind_first + re.escape(after) + guard)
+    if spelled:
+        choices.insert(0, _trie(spelled))
     groups = [
         "(?<=" + "|".join(map(re.escape, dict.fromkeys(befores))) + ")"
         for _, befores in sorted(behind.items())
@@ -119,6 +121,21 @@ def _compile(char: str, members: list[tuple[Trigger, int]]) -> _Pass:
         choices += groups
     body = "" if "" in choices else "(?=" + "|".join(dict.fromkeys(choices)) + ")"
     return _Pass(char, re.compile(re.escape(char) + body), tuple(members))
+
+
+def _trie(spelled: list[tuple[str, str]]) -> str:
+    """``spelled`` (fixed text, then a look-back) as one choice, the texts sharing their
+    common beginnings (``access(?:_key|Key)``): the engine tries one character for all
+    the texts that begin with it, not one per text."""
+    ends = [tail for text, tail in spelled if not text]
+    firsts: dict[str, list[tuple[str, str]]] = {}
+    for text, tail in spelled:
+        if text:
+            firsts.setdefault(text[0], []).append((text[1:], tail))
+    choices = list(dict.fromkeys(ends)) + [
+        re.escape(first) + _trie(rest) for first, rest in firsts.items()
+    ]
+    return choices[0] if len(choices) == 1 else "(?:" + "|".join(choices) + ")"
 
 
 class Prefilter:
