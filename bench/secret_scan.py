@@ -16,7 +16,9 @@ issue 29 (``secret_scan_baseline.py``, a frozen copy of its key shapes), measure
 the same run so that the ratio holds on a noisy machine. The run checks first that
 both find the same on every text it times, and the Targets table states issue 29's
 bound: today's throughput on the real recordings at least 4x the baseline's
-(median and best run both; "min only" when just the best runs hold it).
+(median and best run both; "min only" when just the best runs hold it), in CPU
+time of the process (the wall clock's ratio beside it: on a loaded machine it counts
+other processes' time too).
 
 Usage::
 
@@ -65,16 +67,20 @@ def _real_files() -> list[Path]:
     )
 
 
-def _times(runs: dict[str, Callable[[], object]], repeats: int) -> dict[str, list[float]]:
-    """Seconds of each run, ``repeats`` times, the runs taking turns (a load spike
-    then hits both, not one)."""
-    times: dict[str, list[float]] = {name: [] for name in runs}
+def _times(
+    runs: dict[str, Callable[[], object]], repeats: int
+) -> dict[str, tuple[list[float], list[float]]]:
+    """Seconds of each run, wall clock and CPU time of this process, ``repeats`` times,
+    the runs taking turns (a load spike then hits both, not one). On a loaded machine
+    the wall clock counts the time other processes ran too; the CPU time does not."""
+    times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in runs}
     for _ in range(repeats):
         for name, run in runs.items():
             gc.collect()
-            started = time.perf_counter()
+            wall, cpu = time.perf_counter(), time.process_time()
             run()
-            times[name].append(time.perf_counter() - started)
+            times[name][0].append(time.perf_counter() - wall)
+            times[name][1].append(time.process_time() - cpu)
     return times
 
 
@@ -125,20 +131,21 @@ def _stream(n: int) -> Cassette:
     )
 
 
-def _row(name: str, who: str, size: int, seconds: list[float]) -> dict[str, Any]:
-    best, median = min(seconds), statistics.median(seconds)
-    row: dict[str, Any] = {
-        "workload": name,
-        "scanner": who,
-        "bytes": size,
-        "seconds": round(best, 4),
-        "seconds_median": round(median, 4),
-        "mb_per_s": round(size / best / 1e6, 1),
-        "mb_per_s_median": round(size / median / 1e6, 1),
-    }
+def _row(name: str, who: str, size: int, times: tuple[list[float], list[float]]) -> dict[str, Any]:
+    row: dict[str, Any] = {"workload": name, "scanner": who, "bytes": size}
+    for clock, seconds in zip(("wall", "cpu"), times, strict=True):
+        best, median = min(seconds), statistics.median(seconds)
+        row[clock] = {
+            "seconds": round(best, 5),
+            "seconds_median": round(median, 5),
+            "mb_per_s": round(size / best / 1e6, 1),
+            "mb_per_s_median": round(size / median / 1e6, 1),
+        }
+    wall, cpu = row["wall"], row["cpu"]
     print(
-        f"{name:>30} {who:>8}: {size / 1e6:6.2f} MB in {best * 1000:8.2f} ms "
-        f"= {row['mb_per_s']:6.1f} MB/s [median {row['mb_per_s_median']:6.1f}]"
+        f"{name:>30} {who:>8}: {size / 1e6:5.2f} MB, {wall['mb_per_s']:6.1f} MB/s "
+        f"[median {wall['mb_per_s_median']:6.1f}], CPU time {cpu['mb_per_s']:6.1f} MB/s "
+        f"[median {cpu['mb_per_s_median']:6.1f}]"
     )
     return row
 
@@ -151,12 +158,20 @@ def _same_findings(texts: list[str], today: Scrubber, baseline: Scrubber) -> Non
 
 
 def _target(rows: list[dict[str, Any]], workload: str, bound: float) -> dict[str, Any]:
+    """Issue 29's bound on the baseline's seconds over today's, in CPU time (the wall
+    clock's ratio is kept beside it)."""
     today, base = (
         next(r for r in rows if r["workload"] == workload and r["scanner"] == who)
         for who in ("today", "baseline")
     )
-    median = base["seconds_median"] / today["seconds_median"]
-    best = base["seconds"] / today["seconds"]
+    ratios = {
+        clock: {
+            "median": round(base[clock]["seconds_median"] / today[clock]["seconds_median"], 2),
+            "min": round(base[clock]["seconds"] / today[clock]["seconds"], 2),
+        }
+        for clock in ("cpu", "wall")
+    }
+    median, best = ratios["cpu"]["median"], ratios["cpu"]["min"]
     met = (
         "yes"
         if min(median, best) >= bound
@@ -165,8 +180,9 @@ def _target(rows: list[dict[str, Any]], workload: str, bound: float) -> dict[str
     return {
         "target": "backstop throughput on real recordings: new / today's",
         "goal": f">= {bound:g}x",
-        "median": round(median, 2),
-        "min": round(best, 2),
+        "median": median,
+        "min": best,
+        "wall_clock": ratios["wall"],
         "met": met,
     }
 
@@ -176,7 +192,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", type=Path, default=ROOT / "bench/results/secret-scan.json")
     args = parser.parse_args()
-    repeats = 3 if args.quick else 9
+    repeats = 3 if args.quick else 15
     scrubbers: dict[str, Scrubber] = {
         "today": Scrubber(env={}),
         "baseline": BaselineScrubber(env={}),
@@ -214,7 +230,11 @@ def main() -> None:
     target = _target(rows, f"real ({len(texts)} files) scan", 4.0)
     print("\nTargets")
     ratio = f"{target['median']:.2f}x [{target['min']:.2f}x]"
+    wall = target["wall_clock"]
     print(f"  {target['target']} {target['goal']}: {ratio} met: {target['met']}")
+    print(
+        f"  (CPU time; median [best run]. Wall clock: {wall['median']:.2f}x [{wall['min']:.2f}x])"
+    )
     args.out.parent.mkdir(exist_ok=True)
     meta = {"python": platform.python_version(), "repeats": repeats}
     out = {"environment": meta, "results": rows, "targets": [target]}

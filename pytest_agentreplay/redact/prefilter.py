@@ -37,6 +37,12 @@ _FREQUENCY: Mapping[str, int] = {
     "T": 560, "7": 540, "z": 530, "9": 460, "5": 400, "3": 390, "/": 230, "=": 30,
 }  # fmt: skip
 _RARE = 180
+_LOOK_BACK = 20
+"""How much more a start costs a pass when it must be looked back at from every
+occurrence of the pass's character than when the engine rejects it at a glance..."""
+_SHARED_LOOK_BACK = 1.5
+"""... and when the pass looks back already (its look-back at the character before then
+lets more through)."""
 _PASS_COST = 1000
 """What one more pass costs, in occurrences of its character: a pass reads the text at
 about 0.3 ns a character, an occurrence costs the engine about 30 times that."""
@@ -66,19 +72,51 @@ def _cost(char: str) -> int:
 
 
 def _choose(triggers: Iterable[Trigger]) -> dict[str, list[tuple[Trigger, int]]]:
-    """The triggers by the character each is found by: a greedy cover, each round taking
-    the character with the lowest cost per trigger it finds."""
-    left = list(dict.fromkeys(triggers))
-    groups: dict[str, list[tuple[Trigger, int]]] = {}
+    """The triggers by the character each is found by. The characters are a greedy
+    cover, each round taking the one with the lowest cost per trigger it finds; then
+    each trigger goes to the pass where it is cheapest (:func:`_placing`)."""
+    triggers = list(dict.fromkeys(triggers))
+    left, chosen = triggers, []
     while left:
         counts: dict[str, int] = {}
         for trigger in left:
             for char in set(trigger.text):
                 counts[char] = counts.get(char, 0) + 1
         char = min(counts, key=lambda c: (_cost(c) / counts[c], c))
-        groups[char] = [(t, t.text.index(char)) for t in left if char in t.text]
+        chosen.append(char)
         left = [t for t in left if char not in t.text]
-    return groups
+    groups: dict[str, list[tuple[Trigger, int]]] = {char: [] for char in chosen}
+    places = {t: [(c, at) for at, c in enumerate(t.text) if c in groups] for t in triggers}
+    # The passes some start can only look back in: others may look back there too, at
+    # little more cost (they share the one look-back at the character before).
+    gated = {
+        char
+        for trigger, options in places.items()
+        if all(_looks_back(trigger, at) for _, at in options)
+        for char, _ in [min(options, key=lambda option: _FREQUENCY.get(option[0], _RARE))]
+    }
+    for trigger, options in places.items():
+        char, at = min(options, key=lambda o: _placing(trigger, o[0], o[1], gated))
+        groups[char].append((trigger, at))
+    return {char: members for char, members in groups.items() if members}
+
+
+def _looks_back(trigger: Trigger, at: int) -> bool:
+    """Whether ``trigger``, found by its character at ``at``, ends there (and is checked
+    by looking back)."""
+    return 0 < at == len(trigger.text) - 1 and not trigger.guard
+
+
+def _placing(trigger: Trigger, char: str, at: int, gated: set[str]) -> tuple[float, int]:
+    """What finding ``trigger`` by its ``char`` at ``at`` costs, in proportion to how
+    often ``char`` occurs: a start that ends there must be looked back at from every
+    occurrence (``ya29.`` in the ``.`` pass), unless the pass looks back already; one
+    that goes on is rejected at a glance (``ya29.`` in the ``a`` pass, as ``a`` then
+    ``29.``)."""
+    frequency = _FREQUENCY.get(char, _RARE)
+    if not _looks_back(trigger, at):
+        return frequency, at
+    return frequency * (_SHARED_LOOK_BACK if char in gated else _LOOK_BACK), at
 
 
 def _compile(char: str, members: list[tuple[Trigger, int]]) -> _Pass:
