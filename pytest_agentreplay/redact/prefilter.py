@@ -190,12 +190,14 @@ class Prefilter:
         for each in self.passes:
             if each.char not in text:  # one memchr: a small text often lacks a character
                 continue
-            for match in each.pattern.finditer(text):
+            match = each.pattern.search(text)  # cheaper than finditer when none is there
+            while match is not None:
                 place = match.start()
                 for trigger, at in each.members:
                     start = place - at
                     if start >= 0 and text.startswith(trigger.text, start):
                         found.setdefault(trigger.owner, []).append(start + trigger.offset)
+                match = each.pattern.search(text, place + 1)
         for owner, places in found.items():
             found[owner] = sorted(set(places))
         return found
