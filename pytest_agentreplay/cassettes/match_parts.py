@@ -5,8 +5,10 @@ A key part is a small hashable value computed from a
 named in ``match_on`` is equal, so each part normalizes away the differences that
 do not change what the server answers: host case, default ports, query order,
 JSON key order, whitespace, ``1.0`` vs ``1``, and per-provider body noise
-(:data:`BODY_NOISE`). Bodies enter keys as 16-byte digests, so an index over a
-cassette whose requests carry long conversations stays small.
+(:data:`BODY_NOISE`), and in a JSON-RPC message (MCP) its id, ``_meta`` and the
+client's name and version (:func:`~..mcp.jsonrpc.match_view`). Bodies enter keys as
+16-byte digests, so an index over a cassette whose requests carry long conversations
+stays small.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, parse_qsl, urlsplit
 
+from ..mcp import jsonrpc
 from ..providers import detect
 from ..providers.catalog import BODY_NOISE
 from .conversation import conversation, conversation_key
@@ -36,6 +39,7 @@ __all__ = [
     "Matcher",
     "Part",
     "body_digest",
+    "body_with",
     "body_without",
     "canonical_text",
     "header",
@@ -56,6 +60,7 @@ VOLATILE_HEADERS = frozenset(
         "date",
         "host",
         "idempotency-key",
+        "mcp-session-id",
         "request-id",
         "traceparent",
         "tracestate",
@@ -228,30 +233,36 @@ def _drop(value: Any, path: tuple[str | int, ...]) -> None:
 
 
 @functools.cache
-def _noise_paths(provider: str) -> tuple[tuple[str | int, ...], ...]:
-    return tuple(parse_json_path(p) for p in BODY_NOISE.get(provider, ()))
+def _noise_paths(provider: str, keep: frozenset[str]) -> tuple[tuple[str | int, ...], ...]:
+    return tuple(parse_json_path(p) for p in BODY_NOISE.get(provider, ()) if p not in keep)
 
 
-def _provider_noise(body: Any, request: RecordedRequest) -> Any:
-    """Drop the provider's :data:`BODY_NOISE`; ``"stream": false`` equals no ``stream``."""
+def _provider_noise(body: Any, request: RecordedRequest, keep: frozenset[str] = frozenset()) -> Any:
+    """Drop the provider's :data:`BODY_NOISE` (``"stream": false`` equals no
+    ``stream``), or a JSON-RPC message's (:func:`~..mcp.jsonrpc.match_view`); the
+    paths in ``keep`` stay."""
     provider = detect(request.method, _split(request).path)
-    if provider is None or not isinstance(body, dict):
+    if provider is None:
+        return jsonrpc.match_body(body, keep)
+    if not isinstance(body, dict):
         return body
-    for path in _noise_paths(provider):
+    for path in _noise_paths(provider, keep):
         _drop(body, path)
-    if body.get("stream") is False:
+    if body.get("stream") is False and "stream" not in keep:
         del body["stream"]
     return body
 
 
-def normalize_body(request: RecordedRequest) -> Any:
+def normalize_body(request: RecordedRequest, keep: frozenset[str] = frozenset()) -> Any:
     """The body as matched: ``None`` for no (or an empty) body; for JSON, the parsed
-    value with integral floats as ints and the provider's noise dropped; for multipart,
-    its parts without the random boundary (:mod:`.multipart`); for anything else, the
-    exact bytes. A body nested too deeply to walk is compared as bytes."""
+    value with integral floats as ints and the provider's noise dropped (a JSON-RPC
+    message's id, ``_meta`` and client info: :mod:`~..mcp.jsonrpc`) but for the paths
+    in ``keep``; for multipart, its parts without the random boundary
+    (:mod:`.multipart`); for anything else, the exact bytes. A body nested too deeply to
+    walk is compared as bytes."""
     try:
         if request.json_body is not None:
-            return _provider_noise(_canonical(request.json_body), request)
+            return _provider_noise(_canonical(request.json_body), request, keep)
         raw = request.content()
         ctype = next((v for k, v in request.headers.items() if k.lower() == "content-type"), "")
         parts = multipart_parts(raw, ctype) if raw else None
@@ -262,7 +273,7 @@ def normalize_body(request: RecordedRequest) -> Any:
                 parsed = json.loads(raw, parse_float=_number)
             except ValueError:
                 return raw
-            return _provider_noise(parsed, request)
+            return _provider_noise(parsed, request, keep)
         return raw or None
     except RecursionError:
         return _as_bytes(request)
@@ -299,16 +310,20 @@ def body_digest(value: Any) -> Hashable:
 
 
 class BodyMatcher:
-    """The ``body`` key part with extra JSON paths ignored; see :func:`body_without`."""
+    """The ``body`` key part with extra JSON paths ignored (:func:`body_without`), or
+    with paths the default drops kept (:func:`body_with`)."""
 
-    def __init__(self, ignore: Iterable[str] = (), *, name: str | None = None) -> None:
+    def __init__(
+        self, ignore: Iterable[str] = (), *, keep: Iterable[str] = (), name: str | None = None
+    ) -> None:
         self.ignore = tuple(ignore)
+        self.keep = frozenset(keep)
         self._paths = [parse_json_path(p) for p in self.ignore]
         self.__name__ = name or f"body_without({', '.join(map(repr, self.ignore))})"
 
     def normalize(self, request: RecordedRequest) -> Any:
-        """:func:`normalize_body` without the ignored paths."""
-        value = normalize_body(request)
+        """:func:`normalize_body` without the ignored paths, with the kept ones."""
+        value = normalize_body(request, self.keep) if self.keep else normalize_body(request)
         if isinstance(value, (dict, list)):
             for path in self._paths:
                 _drop(value, path)
@@ -326,6 +341,16 @@ def body_without(*paths: str) -> BodyMatcher:
     streamed request match a recorded non-streamed one (the response is still
     replayed as recorded), ``body_without("messages[*].cache_control")``, ..."""
     return BodyMatcher(paths)
+
+
+def body_with(*paths: str) -> BodyMatcher:
+    """The ``body`` matcher keeping paths the default drops: a provider's body noise
+    (``body_with("metadata.user_id")``) or a JSON-RPC message's
+    (``body_with("id")`` matches MCP request ids again, ``body_with("params.clientInfo")``
+    the client's name and version; see :data:`~..mcp.jsonrpc.NOISE_PATHS`)."""
+    for path in paths:
+        parse_json_path(path)  # a typo fails here, not as a silent no-op
+    return BodyMatcher(keep=paths, name=f"body_with({', '.join(map(repr, paths))})")
 
 
 def _raw_body(request: RecordedRequest) -> Hashable:

@@ -34,13 +34,17 @@ Built-in parts (:data:`MATCHERS`):
     ``"stream": false`` equals no ``stream``. ``stream: true`` stays in the key:
     a streamed request is not answered with a recorded JSON body (the wire
     formats differ); relax it with ``body_without("stream")``. Non-JSON
-    bodies compare as exact bytes.
+    bodies compare as exact bytes. A JSON-RPC 2.0 message (MCP, on any path) is
+    matched by its method and params: its ``id``, ``params._meta`` and
+    ``params.clientInfo`` are dropped, and ``initialize`` keeps only its protocol
+    version (:func:`~..mcp.jsonrpc.match_view`). ``body_with("id")`` (or any of
+    those paths, or a provider's noise) keeps what the default drops.
 ``raw_body``
     the body bytes exactly.
 
 A custom part is any function of the :class:`~.cassette.RecordedRequest`
 returning a hashable value (see :data:`Matcher`, :func:`header`,
-:func:`body_without`). ``match_on=("method", "path")`` is positional replay:
+:func:`body_without`, :func:`body_with`). ``match_on=("method", "path")`` is positional replay:
 requests are answered in recorded order whatever their bodies.
 """
 
@@ -62,6 +66,7 @@ from .match_parts import (
     BodyMatcher,
     Matcher,
     Part,
+    body_with,
     body_without,
     header,
     normalize_body,
@@ -79,6 +84,7 @@ __all__ = [
     "Index",
     "MatchOnError",
     "Matcher",
+    "body_with",
     "body_without",
     "closest",
     "explain_miss",
@@ -210,6 +216,18 @@ class Index:
                 queue.remove(index)
             self._mark(key, index)
         return index
+
+    def play(self, index: int) -> bool:
+        """Mark recorded interaction ``index`` played by someone else (a stdio server's
+        replayer, in its own process); ``False`` if it was played already."""
+        key = self.keys[index]
+        with self._lock:
+            queue = self._queues.get(key)
+            if not queue or index not in queue:
+                return False
+            queue.remove(index)
+            self._mark(key, index)
+        return True
 
     def withdraw(self, index: int) -> None:
         """Take recorded ``index`` out of matching without playing it: the other form of

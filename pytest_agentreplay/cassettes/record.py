@@ -18,6 +18,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..mcp import jsonrpc
+from ..providers import detect
+from ..providers.catalog import final_event
 from ..sse import SSEDecoder
 from ..transport.family import Family
 from ..transport.router import HTTPRequest
@@ -161,8 +164,33 @@ class InteractionSink:
                 )
                 return
             response = self._stream_response() if self.streaming else self._body_response()
-            response.end = how if how in STREAM_ENDS else "cut"  # type: ignore[assignment]
+            response.end = self._ending(how)  # type: ignore[assignment]
             self.on_done(Interaction(request=recorded_request(self.request), response=response))
+
+    def _ending(self, how: str) -> str:
+        """How the body ended, as stored: a client that hung up after the protocol's
+        final event, or after the whole of a body, read all there was (issue 31: MCP
+        clients close every POST stream after its response, litellm an Anthropic stream
+        after ``message_delta``, and replay played them as ``cut``)."""
+        if how == "cancelled" and self._said_all():
+            return "complete"
+        return how if how in STREAM_ENDS else "cut"
+
+    def _said_all(self) -> bool:
+        """Whether the body had said all it had to say when the client let go."""
+        if not self.streaming:
+            length = next((v for k, v in self.raw_headers if k.lower() == "content-length"), None)
+            if length is not None and length.strip().isdigit():
+                return self.size >= int(length)
+            return self.size == 0 and self.status in (202, 204)
+        last = next((e for e in reversed(self.events) if e.data), None)
+        if last is None:
+            return False
+        provider = detect(self.request.method, self.request.path)
+        if provider is not None:
+            return final_event(provider, last.event, last.data)
+        asked = jsonrpc.request_ids(jsonrpc.messages_of(self.request.content))
+        return jsonrpc.answers(asked, jsonrpc.messages_of(last.data.encode("utf-8")))
 
     def _flush(self, *, complete: bool) -> None:
         """Decode what the decoder still holds, once the body has ended (a body cut

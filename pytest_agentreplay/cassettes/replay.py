@@ -193,7 +193,7 @@ def _body_playback(
     return Playback(
         status=response.status,
         headers=headers,
-        events=[body],
+        events=[body] if body else [],  # nothing to read: a client that never reads ends it whole
         deliver=deliver,
         ending=ending,  # type: ignore[arg-type]
         chunker=plan.chunker,

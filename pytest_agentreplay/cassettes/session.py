@@ -32,17 +32,20 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
-from ..providers import detect
+from ..mcp.miss import answer_miss
+from ..mcp.readdress import readdress
+from ..mcp.streams import held_open, is_standalone_stream
 from ..transport.answer import Plan
 from ..transport.chunking import Chunker, Chunking
 from ..transport.clients import client_library
+from ..transport.gate import Gate
 from ..transport.playback import Playback
 from ..transport.router import HTTPRequest, Router
 from . import io as cassette_io
 from .calls import ReplayedCall, live_call, played_whole, replayed_outcome
 from .cassette import Interaction, RecordedRequest
+from .claims import Origins
 from .errors import CassetteMiss, CassetteWriteError
 from .formats import vcrpy
 from .from_wire import request_from_wire
@@ -68,6 +71,7 @@ class _Pending:
     recorded: RecordedRequest
     index: int | None
     call: int  # the request's number among all this test's requests
+    again: bool = False  # a reconnect to a held stream: its recording, without events
 
 
 @dataclass(repr=False)  # its requests, calls and errors may hold credentials
@@ -105,6 +109,12 @@ class CassetteSession:
     writes nothing for a failed test, not even a new cassette."""
     calls: list[ReplayedCall] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    settle: Callable[[], None] | None = None
+    """Brings in what was played elsewhere (a stdio MCP server's replayer, in its own
+    process) before :attr:`unplayed` is read."""
+    answered_misses: list[str] = field(default_factory=list)
+    """Miss reports of JSON-RPC requests, answered with a JSON-RPC error rather than
+    raised (:mod:`..mcp.miss`): the test fails with them after its body."""
 
     def __repr__(self) -> str:
         return f"<CassetteSession {self.path} mode={self.record_mode} calls={len(self.calls)}>"
@@ -140,11 +150,10 @@ class CassetteSession:
         self._lock = threading.Lock()
         self._scrub_lock = threading.Lock()
         self._scrubbed = False  # the recorded requests are indexed as loaded until a miss
+        self._held = Gate()  # MCP's standalone GET streams wait here until the test ends
         self._served = 0
         self._requests = 0
-        self._recorded_hosts = {
-            (urlsplit(i.request.url).hostname or "").lower() for i in self.interactions
-        }
+        self._origins = Origins(i.request.url for i in self.interactions)
 
     def _live_form(self, request: HTTPRequest) -> RecordedRequest | None:
         """A live request as it is matched: in cassette form, filtered and scrubbed
@@ -184,6 +193,8 @@ class CassetteSession:
         left unplayed once the other was played."""
         if not self.replaying:
             return []
+        if self.settle is not None:
+            self.settle()
         left = self.index.unplayed()
         played_steps = {
             _step(self.interactions[i]) for i in range(len(self.interactions)) if i not in left
@@ -215,13 +226,22 @@ class CassetteSession:
         """Whether the cassette answers ``request``: a match, or (in replay) a miss to
         report. Requests left to go out live are numbered here, in the order they are
         sent, which is the order they are written in."""
+        if not self.recording and self._origins.elsewhere(request.method, request.url):
+            return False  # another local service: left to the egress rules (loopback)
         recorded = self._live_form(request)
         if recorded is None:
             # vcrpy's filters skip it (ignore_hosts, a before_record_request returning
             # None): as under vcrpy, never matched nor recorded; the egress rules decide.
             return False
         index = self._take(recorded) if self.replaying else None
-        if index is None and not self.recording and not self._is_miss(request):
+        again = index is None and self.replaying and self._reconnect(request, recorded)
+        if again:
+            index = self.index.peek_consumed(recorded)[0]
+        if (
+            index is None
+            and not self.recording
+            and not self._origins.is_miss(request.method, request.url)
+        ):
             return False  # not the cassette's business: left to the egress rules
         with self._lock:
             call = self._requests
@@ -234,8 +254,15 @@ class CassetteSession:
             self.scrubber.remember_environment()
             return False  # goes out live, and is recorded
         with self._lock:
-            self._pending[id(request)] = _Pending(request, recorded, index, call)
+            self._pending[id(request)] = _Pending(request, recorded, index, call, again)
         return True
+
+    def _reconnect(self, request: HTTPRequest, recorded: RecordedRequest) -> bool:
+        """Whether ``request`` reopens an MCP server's standalone stream played already
+        (:mod:`..mcp.streams`): a live server answers every reconnect."""
+        return is_standalone_stream(request.method, request.headers) and bool(
+            self.index.peek_consumed(recorded)
+        )
 
     def _take(self, recorded: RecordedRequest) -> int | None:
         """The interaction answering ``recorded``: one whose last call was failed by an
@@ -287,14 +314,6 @@ class CassetteSession:
         with self._lock:
             self._again.setdefault(self.index.key(recorded), deque()).append(index)
 
-    def _is_miss(self, request: HTTPRequest) -> bool:
-        """In replay, an unmatched model call (a provider endpoint on any host, a test
-        server on loopback too) or request to a host this cassette recorded is a miss,
-        reported with a diagnosis; anything else is left to the egress rules."""
-        if detect(request.method, request.path) is not None:
-            return True
-        return request.host.lower() in self._recorded_hosts
-
     def respond(self, request: HTTPRequest) -> Playback:
         """Play the interaction claimed for ``request`` — failed by the fault injected at
         this call number, if any — or raise the miss report."""
@@ -305,10 +324,18 @@ class CassetteSession:
             self._served += 1
             fault = self.injected.pop(number, None)
         if pending.index is None:
-            raise self._miss(pending.recorded, client=client_library(request.headers))
+            miss = self._miss(pending.recorded, client=client_library(request.headers))
+            answer = answer_miss(request.content, str(miss))
+            if answer is None:
+                raise miss
+            with self._lock:
+                self.answered_misses.append(str(miss))
+            return answer
         if fault is not None:
             self._offer_again(pending.recorded, pending.index)
-        return self._play(pending.call, request, pending.index, fault, pending.recorded)
+        return self._play(
+            pending.call, request, pending.index, fault, pending.recorded, again=pending.again
+        )
 
     def _play(
         self,
@@ -317,13 +344,18 @@ class CassetteSession:
         index: int,
         fault: Fault | None,
         live: RecordedRequest | None = None,
+        *,
+        again: bool = False,
     ) -> Playback:
         played: list[Playback] = []  # the ender reads the status the client really got
         ender = self._ender(call, request, index, played, live)
         plan = Plan(chunker=self.chunker, on_end=ender)
+        interaction = readdress(self.interactions[index], request.content, dict(request.headers))
+        if fault is None and is_standalone_stream(request.method, request.headers):
+            interaction = held_open(interaction, plan, self._held, again=again)
         played.append(
             playback_for(
-                self.interactions[index],
+                interaction,
                 method=request.method,
                 path=request.path,
                 fault=fault,
@@ -343,7 +375,10 @@ class CassetteSession:
         urllib3 / aiohttp): the interaction answering ``request`` (unscrubbed: it is
         matched scrubbed, exactly as an httpx request), now played and logged as a
         call; ``None`` when none is left, or this mode does not replay."""
-        matched = self._matched_form(request) if self.replaying else None
+        here = self.replaying and (
+            self.recording or not self._origins.elsewhere(request.method, request.url)
+        )
+        matched = self._matched_form(request) if here else None
         index = None if matched is None else self._take(matched)
         if index is None:
             return None
@@ -357,9 +392,12 @@ class CassetteSession:
     def refuse(self, request: RecordedRequest) -> CassetteMiss | None:
         """The miss report for a request (unscrubbed) that another client bridge —
         vcrpy, for requests / urllib3 / aiohttp — cannot play back in replay; ``None``
-        when vcrpy's filters skip it (left to the egress rules, as in :meth:`claims`)."""
+        when vcrpy's filters skip it or it is not the cassette's business (another
+        loopback port: :mod:`.claims`), left to the egress rules as in :meth:`claims`."""
         matched = self._matched_form(request)
-        return None if matched is None else self._miss(matched)
+        if matched is None or not self._origins.is_miss(request.method, request.url):
+            return None  # not the cassette's business: vcrpy lets it go, to the egress rules
+        return self._miss(matched)
 
     def _miss(self, recorded: RecordedRequest, client: str | None = None) -> CassetteMiss:
         self.router.blocked.append(f"{recorded.method} {recorded.url}")
@@ -457,6 +495,7 @@ class CassetteSession:
         cassette is kept untouched, and a new one is written only as incomplete
         (issue 18).
         """
+        self._held.open()  # streams held open for MCP clients end with the test
         if self.errors:  # they name the request: its URL may hold a credential
             raise CassetteWriteError(self.scrubber.mask(f"{self.path}: " + "\n".join(self.errors)))
         new = self._to_store()

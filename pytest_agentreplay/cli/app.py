@@ -1,8 +1,9 @@
 """The ``agentreplay`` command: its subcommands assembled, and one run of it.
 
-``agentreplay inspect | lint | fold | redact | convert | diff | import-trace | serve``;
-``agentreplay COMMAND --help`` describes each. Each subcommand is whole in the module of its name
-(``inspect.py``, ``serve.py``...): ``configure(parser)`` gives its description, epilog
+``agentreplay inspect | lint | fold | redact | convert | diff | import-trace | serve |
+mcp``; ``agentreplay COMMAND --help`` describes each. Each subcommand is whole in the
+module of its name (``inspect.py``, ``serve.py``...): ``configure(parser)`` gives its
+description, epilog
 and options, ``run(args, output)`` does the work. This module only lists them, with
 the one-line summary ``agentreplay --help`` shows, and imports the module of the
 command being run, so ``agentreplay --help`` does not pay for pydantic, PyYAML or the
@@ -42,6 +43,7 @@ COMMANDS: dict[str, str] = {
     "diff": "a semantic diff of two cassettes (for reviewing a re-recording)",
     "import-trace": "turn a production trace (OpenTelemetry GenAI spans) into a cassette",
     "serve": "serve cassettes on a loopback HTTP port, to any process (and record through)",
+    "mcp": "record a stdio MCP server into a cassette (a proxy), and replay it",
 }
 """Each subcommand, in the order ``agentreplay --help`` lists them, with its summary;
 its module is ``pytest_agentreplay.cli.<name>``, with ``_`` for ``-``."""

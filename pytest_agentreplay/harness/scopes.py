@@ -8,13 +8,14 @@ second request joins the scope already open, which is closed by whoever opened i
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import pytest
 
-from .state import RunState, TestState
+from .state import RunState, TestState, sync_stdio
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from ..cassettes.session import CassetteSession
     from ..fakes.fake_model import FakeModel
     from ..mcp.fake.server import FakeToolServer
+    from ..mcp.stdio_swap import StandIn
     from ..transport.router import Router
     from .settings import TestSettings
 
@@ -89,6 +91,7 @@ def cassette_scope(request: pytest.FixtureRequest, router: Router) -> Iterator[A
         yield state.handle
         return
     from ..cassettes.handle import AgentReplay
+    from ..mcp.stdio_swap import standing_in
     from .vcrpy import bridge_for
 
     run = RunState.of(item.config)
@@ -101,17 +104,40 @@ def cassette_scope(request: pytest.FixtureRequest, router: Router) -> Iterator[A
     router.recorder = session.recorder()
     router.block = not session.recording
     handle = state.handle = AgentReplay(session, router)
+    swap = _stdio_servers(session)
+    state.stdio.append((session, swap))
+    session.settle = functools.partial(sync_stdio, session, swap)
     try:
-        with bridge_for(run.vcr, session, router):
+        with bridge_for(run.vcr, session, router), standing_in(swap):
             yield handle
     finally:
         state.handle = None
         router.remove(session)
         router.recorder = None
+        state.stdio.remove((session, swap))
+        session.settle = None  # a cycle through the session: it is freed at once
+        sync_stdio(session, swap)
+        for interaction in swap.recorded():
+            session.add_recorded(interaction)
+        swap.close()
         _close_cassette(item, run, session, router)
         # Strict mode has read it (in the call phase); the item lives until the run
         # ends, and must not keep every test's cassette in memory until then.
         state.sessions.remove(session)
+
+
+def _stdio_servers(session: CassetteSession) -> StandIn:
+    """The stand-in for the stdio MCP servers the test's frameworks spawn
+    (:mod:`..mcp.stdio_swap`): replayed from the cassette, or recorded into it."""
+    from ..mcp.stdio_swap import StandIn
+
+    return StandIn(
+        session.path,
+        session.interactions,
+        replaying=session.replaying,
+        recording=session.recording,
+        rerecord=session.router.hint or "",
+    )
 
 
 def fake_model(request: pytest.FixtureRequest, router: Router, name: str) -> FakeModel:

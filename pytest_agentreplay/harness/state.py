@@ -27,11 +27,23 @@ if TYPE_CHECKING:
     from ..cassettes.session import CassetteSession
     from ..fakes.fake_model import FakeModel
     from ..mcp.fake.server import FakeToolServer
+    from ..mcp.stdio_swap import StandIn
     from ..redact.scrubber import Scrubber
     from ..transport.router import Router
     from .summary import CassetteUse
 
-__all__ = ["LEDGER_KEY", "RUN_STATE", "TEST_STATE", "RunState", "TestState"]
+__all__ = ["LEDGER_KEY", "RUN_STATE", "TEST_STATE", "RunState", "TestState", "sync_stdio"]
+
+
+def sync_stdio(session: CassetteSession, swap: StandIn) -> None:
+    """What the test's stdio MCP replayers did, into its cassette session: the
+    interactions they played count as played (strict mode), their misses fail the test
+    (:mod:`..mcp.stdio_swap`)."""
+    played, misses = swap.news()
+    for number in played:
+        session.index.play(number)
+    session.answered_misses.extend(misses)
+
 
 RUN_STATE: pytest.StashKey[RunState] = pytest.StashKey()
 """Where ``config.stash`` keeps the session's :class:`RunState`."""
@@ -180,6 +192,9 @@ class TestState:
     handle: AgentReplay | None = None
     sessions: list[CassetteSession] = field(default_factory=list)
     """The cassette sessions open in this test."""
+    stdio: list[tuple[CassetteSession, StandIn]] = field(default_factory=list)
+    """The stand-ins for the stdio MCP servers of the open cassettes (their misses
+    fail the test)."""
     fakes: list[FakeModel] = field(default_factory=list)
     tool_servers: list[FakeToolServer] = field(default_factory=list)
     """The test's fake tool server (``scripted_tools`` and the others), when it has one."""
@@ -210,10 +225,13 @@ class TestState:
         for fake in self.fakes:
             fake.close_open_calls()
             found.extend(fake.problems)
+        for session, swap in self.stdio:
+            sync_stdio(session, swap)
         for tools in self.tool_servers:
             tools.close_open_calls()
             found.extend(tools.problems)
         found.extend(self._unplayed())
+        found.extend(miss for s in self.sessions for miss in s.answered_misses)
         return found
 
     def _unplayed(self) -> list[str]:

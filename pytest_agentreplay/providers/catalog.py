@@ -40,6 +40,7 @@ __all__ = [
     "base_url_env",
     "client_env",
     "facts",
+    "final_event",
     "gemini_method",
     "stream_guess",
     "unstreamed_url",
@@ -88,6 +89,10 @@ class ProviderFacts:
     """Why this format's events need their ``event:`` names (``None``: they need none)."""
     terminator: str | None = None
     """The data of the event a stream always ends with (``[DONE]``), if it has one."""
+    final_event: Callable[[str | None, str], bool] | None = None
+    """``final_event(name, data)``: whether an event is one after which the stream has
+    nothing more to say (Anthropic's ``message_delta`` and ``message_stop``). A client
+    that hangs up after it has read the whole answer: recorded as complete, not cut."""
     base_url_env: tuple[str, str] | None = None
     """The variable its SDK reads a base URL from, and what follows the server's URL."""
     key_env: tuple[str, ...] = ()
@@ -131,6 +136,12 @@ def _anthropic_call(method: str, path: str) -> bool:
     return path == "/v1/messages" or path.endswith("/v1/messages")
 
 
+def _anthropic_final(name: str | None, data: str) -> bool:
+    """``message_delta`` (stop reason and usage: litellm stops reading there) and
+    ``message_stop``."""
+    return name in ("message_delta", "message_stop")
+
+
 def _anthropic_body(model: str, stream: bool) -> dict[str, Any]:
     return {"model": model, "max_tokens": 1024, "messages": _hi(), "stream": stream}
 
@@ -147,6 +158,7 @@ _ANTHROPIC = ProviderFacts(
     # Anthropic's opaque end-user id (Claude Code puts a per-session uuid there).
     body_noise=("metadata.user_id",),
     stream_marker="message_start",
+    final_event=_anthropic_final,
     named_events="the Anthropic SDK skips events without a name, so the stream reads as empty",
     base_url_env=("ANTHROPIC_BASE_URL", ""),
     key_env=("ANTHROPIC_API_KEY",),
@@ -175,6 +187,10 @@ def _chat_call(method: str, path: str) -> bool:
     return method.upper() == "POST" and segments[-2:] == ["chat", "completions"]
 
 
+def _chat_final(name: str | None, data: str) -> bool:
+    return data.strip() == "[DONE]"
+
+
 def _chat_body(model: str, stream: bool) -> dict[str, Any]:
     return {"model": model, "messages": _hi(), "stream": stream}
 
@@ -189,6 +205,7 @@ _OPENAI_CHAT = ProviderFacts(
     minimal_body=_chat_body,
     stream_marker="chat.completion.chunk",
     terminator="[DONE]",
+    final_event=_chat_final,
     **_OPENAI,
 )
 
@@ -217,6 +234,14 @@ def _responses_call(method: str, path: str) -> bool:
     return False
 
 
+_RESPONSES_FINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
+
+
+def _responses_final(name: str | None, data: str) -> bool:
+    """The event that ends a response: completed, incomplete or failed."""
+    return name in _RESPONSES_FINAL
+
+
 def _responses_body(model: str, stream: bool) -> dict[str, Any]:
     return {"model": model, "input": "Hi", "stream": stream}
 
@@ -230,6 +255,7 @@ _OPENAI_RESPONSES = ProviderFacts(
     path="/v1/responses",
     minimal_body=_responses_body,
     stream_marker="response.",
+    final_event=_responses_final,
     named_events="OpenAI's Responses API names every event after its data 'type' "
     "(this stream was trimmed, or comes from a compatible server)",
     server_tools=frozenset({"web_search"}),
@@ -282,6 +308,11 @@ def _gemini_unstream(url: str) -> str:
     )
 
 
+def _gemini_final(name: str | None, data: str) -> bool:
+    """The chunk that says why the candidate finished (Gemini has no end event)."""
+    return '"finishReason"' in data
+
+
 def _gemini_body(model: str, stream: bool) -> dict[str, Any]:
     """The model and the stream flag are in Gemini's path, not its body."""
     return {"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]}
@@ -299,6 +330,7 @@ _GEMINI = ProviderFacts(
     unstream=_gemini_unstream,
     counts_tokens=_gemini_count,
     minimal_body=_gemini_body,
+    final_event=_gemini_final,
     base_url_env=("GOOGLE_GEMINI_BASE_URL", ""),
     # google-genai reads GOOGLE_API_KEY before GEMINI_API_KEY (and warns when both are
     # set): the placeholder goes in the first, a real one in the second is blanked.
@@ -333,6 +365,13 @@ def facts(provider: Provider) -> ProviderFacts:
     except KeyError:
         known = ", ".join(CATALOG)
         raise KeyError(f"unknown provider {provider!r}; known: {known}") from None
+
+
+def final_event(provider: str, name: str | None, data: str) -> bool:
+    """Whether an event of ``provider``'s stream ends what it has to say (see
+    :attr:`ProviderFacts.final_event`); ``False`` for a provider with no such event."""
+    entry = CATALOG.get(provider)  # type: ignore[call-overload]
+    return entry is not None and entry.final_event is not None and entry.final_event(name, data)
 
 
 def stream_guess(sample: str) -> ProviderFacts | None:

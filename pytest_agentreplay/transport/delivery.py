@@ -41,7 +41,8 @@ class Delivery:
     ``close()`` is what the client calls when it is done with the response. If the
     body was not read to its end, the call was hung up on (``cancelled``) — unless
     nothing was left to send (OpenAI clients stop at ``[DONE]`` and close without
-    reading the end of the body), which still counts as the body's own ending.
+    reading the end of the body; an MCP client never reads the empty body of a
+    ``202``), which still counts as the body's own ending.
     """
 
     def __init__(self, playback: Playback, faults: FaultRaiser) -> None:
@@ -82,8 +83,9 @@ class Delivery:
         self._closing = True
         self._wake.set()
         chunks = self._chunks
-        if chunks is None:
-            self.end("cancelled")
+        if chunks is None:  # never read: hung up on, unless there was nothing to read
+            empty = isinstance(self.playback.events, list) and not self.playback.events
+            self.end(_OUTCOME[self.playback.ending] if empty else "cancelled")
             return
         try:
             more = next(chunks, None) is not None

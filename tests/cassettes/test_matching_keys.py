@@ -390,6 +390,7 @@ def test_public_names():
         "Index",
         "MatchOnError",
         "Matcher",
+        "body_with",
         "body_without",
         "closest",
         "explain_miss",

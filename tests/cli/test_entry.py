@@ -21,7 +21,7 @@ from pytest_agentreplay._version import __version__
 from pytest_agentreplay.cli import build_parser
 from tests.cli._helpers import CORPUS, FAKE_KEY, broken, cli, good, run, with_secret
 
-COMMANDS = ("inspect", "lint", "fold", "redact", "convert", "diff", "import-trace", "serve")
+COMMANDS = ("inspect", "lint", "fold", "redact", "convert", "diff", "import-trace", "serve", "mcp")
 
 
 def _subparsers() -> dict[str, argparse.ArgumentParser]:
