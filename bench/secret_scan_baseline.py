@@ -308,5 +308,5 @@ def _plain_hits(text: str, env: EnvNeedles) -> set[Hit]:
 class BaselineScrubber(Scrubber):
     """A :class:`Scrubber` whose backstop is the one before issue 29 (all else alike)."""
 
-    def _hits(self, text: str) -> list[Hit]:
-        return find(text, self._env_needles(), self._allow)
+    def _finder(self) -> Callable[[str], list[Hit]]:
+        return lambda text: find(text, self._env_needles(), self._allow)

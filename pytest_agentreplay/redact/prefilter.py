@@ -188,9 +188,12 @@ class Prefilter:
         in order, each once."""
         found: dict[str, list[int]] = {}
         for each in self.passes:
-            if each.char not in text:  # one memchr: a small text often lacks a character
+            # One memchr, ten times faster than the regex engine reads: a text often lacks
+            # a pass's character, and a rare one's first place is often far in.
+            first = text.find(each.char)
+            if first < 0:
                 continue
-            match = each.pattern.search(text)  # cheaper than finditer when none is there
+            match = each.pattern.search(text, first)  # cheaper than finditer if none is
             while match is not None:
                 place = match.start()
                 for trigger, at in each.members:
