@@ -27,7 +27,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_agentreplay.cassettes.cassette import Cassette, RecordedResponse
+from pytest_agentreplay.cassettes.cassette import Cassette, RecordedEvent, RecordedResponse
 from pytest_agentreplay.redact import Scrubber, shapes
 from pytest_agentreplay.redact.prefilter import Prefilter, Trigger
 from pytest_agentreplay.redact.scan import EnvNeedles, find
@@ -245,3 +245,87 @@ def test_a_key_in_a_compressed_body_is_found(kind: str, before: str, after: str)
     found = scrubber.scan_cassette(cassette)
     assert found == BASELINE.BaselineScrubber(env={}).scan_cassette(cassette)
     assert any("decoded bytes" in f.kind for f in found)
+
+
+# -- the URL password, found by its "@" -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "https://u:p://v:" + "w" * 12 + "@host",  # a "://" inside the userinfo
+        "a@b https://admin:Hu7" + "k" * 10 + "@db",  # an "@" before the URL
+        "https://admin:Hu7" + "k" * 10 + "@db@x",  # two "@" after it
+        "x://a:b@c://d:Ef9" + "g" * 10 + "@h",  # two URLs, each ended by its "@"
+        "ftp://a/b:Zz9" + "q" * 10 + "@c",  # a "/" after "://": no userinfo
+        "@@://:@://u:Pq8" + "r" * 10 + "@",
+    ],
+)
+def test_a_url_password_is_found_by_its_at_as_before(text: str) -> None:
+    _same(text)
+
+
+@given(
+    st.lists(
+        st.sampled_from(["://", "@", ":", "/", "u", "Pw9", "x" * 9, " ", '"', "\\n"]),
+        max_size=16,
+    )
+)
+def test_text_made_of_url_parts_is_found_as_before(pieces: list[str]) -> None:
+    """The URL password's starts come from the ``@`` after them: wherever the ``://``,
+    ``:``, ``/`` and ``@`` fall, what is found is what the scan from ``://`` found."""
+    _same("".join(pieces))
+
+
+# -- the environment, read once per check ------------------------------------------------------
+
+
+class _CountingEnv(dict[str, str]):
+    """An environment that counts how often it is read."""
+
+    reads = 0
+
+    def items(self):  # type: ignore[no-untyped-def, override]
+        self.reads += 1
+        return super().items()
+
+
+def _delta(text: str) -> RecordedEvent:
+    delta = {"type": "text_delta", "text": text}
+    data = {"type": "content_block_delta", "index": 0, "delta": delta}
+    return RecordedEvent(event="content_block_delta", data=json.dumps(data))
+
+
+def test_a_check_reads_the_environment_once_however_many_texts_it_scans() -> None:
+    """The assembled stream is scanned window by window: every window searches the
+    values the environment held when the check began, which is read once."""
+    key = "Zx81" + "q7" * 12
+    texts = [f"tok{n} " for n in range(20_000)]
+
+    def stream(texts: list[str]) -> Cassette:
+        events = [_delta(text) for text in texts]
+        headers = {"content-type": "text/event-stream"}
+        resp = RecordedResponse(status=200, headers=headers, events=events)
+        return Cassette(interactions=[interaction(resp=resp)])
+
+    env = _CountingEnv(MY_API_KEY=key)
+    assert Scrubber(env=env).scan_cassette(stream(texts)) == []
+    assert env.reads == 1  # not once per window of the assembled stream
+    texts[10_000:10_002] = [key[:10], key[10:]]  # the key split across two events
+    found = Scrubber(env=env).scan_cassette(stream(texts))
+    assert [f.kind.split(" ")[0] for f in found] == ["env:MY_API_KEY"]
+
+
+def test_a_key_set_in_the_environment_after_a_check_is_found_by_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    key = "Zx81" + "q7" * 12
+    text = f"data: {key}\n"
+    scrubber = Scrubber()  # reads os.environ
+    monkeypatch.delenv("MY_TEST_API_KEY", raising=False)
+    assert not any(f.kind.startswith("env:") for f in scrubber.scan(text))
+    monkeypatch.setenv("MY_TEST_API_KEY", key)
+    assert [f.kind for f in scrubber.scan(text)] == ["env:MY_TEST_API_KEY"]
+    scrubber.remember_environment()
+    monkeypatch.delenv("MY_TEST_API_KEY")
+    assert [f.kind for f in scrubber.scan(text)] == ["env:MY_TEST_API_KEY"]  # remembered
