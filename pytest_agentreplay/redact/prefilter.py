@@ -125,7 +125,8 @@ def _compile(char: str, members: list[tuple[Trigger, int]]) -> _Pass:
     at a glance): ``sk_live_`` and ``rk_live_``, keyed on their first ``_``, become
     ``live_(?<=sk_live_|rk_live_)``. The starts that end at ``char`` can only look back,
     and a look-back costs the engine ten times more, so they share one: the character
-    before ``char`` (``gsk_``, ``ghp_``, ``hf_``: ``(?<=[kpf]_)``) before their own."""
+    before ``char`` (``gsk_``, ``ghp_``, ``hf_``: ``(?<=[kpf]_)``), then the two before
+    it (``(?<=(?:sk|hp|hf)_)``), before their own: most places fail the first."""
     ahead: dict[tuple[str, str, int], list[str]] = {}  # (what follows, guard, width) -> leads
     behind: dict[int, list[str]] = {}  # width -> the starts that end at ``char``
     for trigger, at in members:
@@ -153,8 +154,13 @@ def _compile(char: str, members: list[tuple[Trigger, int]]) -> _Pass:
         for _, befores in sorted(behind.items())
     ]
     if len(groups) > 1:
-        gate = "".join(sorted({b[-2] for befores in behind.values() for b in befores}))
-        choices.append(f"(?<=[{re.escape(gate)}]{re.escape(char)})(?:{'|'.join(groups)})")
+        starts = [b for befores in behind.values() for b in befores]
+        gate = "".join(sorted({b[-2] for b in starts}))
+        gated = f"(?<=[{re.escape(gate)}]{re.escape(char)})"
+        if min(map(len, starts)) > 2:  # then the two before it (``nt-`` is not ``gpt-``)
+            pairs = "|".join(sorted({re.escape(b[-3:-1]) for b in starts}))
+            gated += f"(?<=(?:{pairs}){re.escape(char)})"
+        choices.append(f"{gated}(?:{'|'.join(groups)})")
     else:
         choices += groups
     body = "" if "" in choices else "(?=" + "|".join(dict.fromkeys(choices)) + ")"
