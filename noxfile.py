@@ -20,6 +20,17 @@ Both drift sessions print the versions they installed, then run the tests that m
 SDK, a framework, an HTTP client or vcrpy (``SDK_TESTS``). ``--pin NAME==VERSION`` (after
 ``--``) overrides one requirement, floors included: ``nox -s lowest -- --pin
 anthropic==2.13.0`` shows what a floor set lower would do.
+
+One more session covers what the lock cannot hold:
+
+- ``mcp1``: the ``mcp1`` extra, the mcp 1.x line (``mcp>=1.24,<2``) with
+  langchain-mcp-adapters, which requires it, at the newest releases on the index (as
+  ``newest`` installs; ``--pin`` too). The test extra needs mcp 2, so the two never
+  share an environment, nor the lock. It proves that the plugin imports and records
+  under mcp 1.x, that langchain-mcp-adapters' ``MultiServerMCPClient`` (a stdio and a
+  Streamable HTTP server, the tools called directly and by a LangGraph agent) runs
+  unchanged from a recording, and that the fake tool servers serve it
+  (``MCP1_TESTS``, skipped by the main suite, which has no langchain-mcp-adapters).
 """
 
 from __future__ import annotations
@@ -39,7 +50,7 @@ import versions
 
 nox.options.default_venv_backend = "uv"
 nox.options.error_on_external_run = True
-nox.options.sessions = ["lowest", "newest", "drift_check"]
+nox.options.sessions = ["lowest", "newest", "drift_check", "mcp1"]
 
 SDK_TESTS = [
     "tests/fakes",
@@ -67,6 +78,9 @@ session naming any extra an override dropped."""
 SDK_CONTRACT = ["tests/fakes/test_faults.py", "tests/test_docs.py", "-k", "faults"]
 """The tests that pin down what an SDK raises for each fault: the table of docs/faults.md
 and the fake's faults through each SDK (see ``releases``)."""
+
+MCP1_TESTS = ["tests/mcp/mcp1"]
+"""What ``mcp1`` runs: langchain-mcp-adapters against recorded MCP servers, under mcp 1."""
 
 PROBE = ("vcrpy", "8.2.1", ["tests/migration/test_vcr_fixture.py"])
 """A package, a release below the floor the suite needs, and the tests that meet it: the
@@ -101,8 +115,8 @@ def _overrides(pins: list[str], *, lowest: bool) -> list[str]:
     return lines
 
 
-def _install(session: nox.Session, *, lowest: bool, pins: list[str]) -> None:
-    """The ``test`` extra, at its floors or at the newest, with ``pins`` forced."""
+def _install(session: nox.Session, *, lowest: bool, pins: list[str], extra: str = "test") -> None:
+    """``extra``, at its floors or at the newest, with ``pins`` forced."""
     options = ["--resolution", "lowest-direct"] if lowest else ["--upgrade", "--refresh"]
     if overrides := _overrides(pins, lowest=lowest):
         # Not session.create_tmp(): it points TMPDIR into the project, where the
@@ -111,8 +125,9 @@ def _install(session: nox.Session, *, lowest: bool, pins: list[str]) -> None:
         path.write_text("\n".join(overrides) + "\n", encoding="utf-8")
         options += ["--override", str(path)]
         session.log(f"overrides: {', '.join(overrides)}")
-    session.install(*options, "-e", ".[test]")
-    session.run("python", ".ci/versions.py", *(["--lowest"] if lowest and not pins else []))
+    session.install(*options, "-e", f".[{extra}]")
+    checks = ["--lowest"] if lowest and not pins else []
+    session.run("python", ".ci/versions.py", "--extra", extra, *checks)
 
 
 def _pytest(session: nox.Session, tests: list[str], **kwargs: object) -> str | bool:
@@ -164,6 +179,14 @@ def drift_check(session: nox.Session) -> None:
             f" {package} {release}:\n{output}"
         )
     session.log(f"as it should, the session failed naming it: {named.group(0)!r}")
+
+
+@nox.session
+def mcp1(session: nox.Session) -> None:
+    """langchain-mcp-adapters on mcp 1.x, recorded and replayed (``MCP1_TESTS``), at
+    the newest releases; ``-- --pin mcp==1.24.0`` tries another."""
+    _install(session, lowest=False, pins=_session_pins(session), extra="mcp1")
+    _pytest(session, MCP1_TESTS)
 
 
 @nox.session

@@ -1,4 +1,4 @@
-"""The product targets of issues 3, 4, 9 and 10, checked on a run's numbers."""
+"""The product targets of issues 3, 4, 9, 10 and 29, checked on a run's numbers."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from .sdk_contenders import SDK_SUFFIX
 
 
 def target_summary(results: dict) -> list[list[Any]]:
-    """The product targets of issues 3, 4, 9 and 10, checked on this run (empty without agentreplay)."""
+    """The product targets of issues 3, 4, 9, 10 and 29, checked on this run (empty without agentreplay)."""
     rows: list[list[Any]] = []
 
     def ratio(a: dict, b: dict, key: str) -> tuple[float, float]:
@@ -142,9 +142,32 @@ def target_summary(results: dict) -> list[list[Any]]:
                         v <= 2 or a["ttfe_s"]["median"] - b["ttfe_s"]["median"] < 1e-3
                     ),
                 )
+        # issue 29: the OpenAI SDK at 10,000 chunks, within 1.1x of a bare MockTransport
+        for (wl, consumer, k, name), c in sorted(by.items()):
+            m = by.get((wl, consumer, k, "mocktransport"))
+            if (wl, consumer, k, name) == ("W3", "openai-sdk", 10000, "agentreplay") and m:
+                add(
+                    f"W3 openai-sdk K={k}: total / mocktransport (issue 29)",
+                    "<= 1.1x",
+                    ratio(c, m, "total_s"),
+                    lambda v: v <= 1.1,
+                )
     w4 = results["workloads"].get("W4")
     if w4:
         ok4 = {c["contender"]: c for c in w4["cells"] if c.get("status") == "ok"}
+        a, m = ok4.get("agentreplay"), ok4.get("mocktransport")
+        if a and m and "per_test_ms" in a and "per_test_ms" in m:
+            # issue 29: the plugin's own cost per test, over the floor (a MockTransport test)
+            add(
+                "W4 per test: agentreplay - mocktransport (the floor)",
+                "<= 1 ms over the floor",
+                (
+                    a["per_test_ms"] - m["per_test_ms"],
+                    a["per_test_ms_from_min"] - m["per_test_ms_from_min"],
+                ),
+                lambda v: v <= 1.0,
+                unit=" ms",
+            )
         a = ok4.get("agentreplay")
         if a and "x_mocktransport_wall" in a:
             add(
@@ -175,4 +198,21 @@ def target_summary(results: dict) -> list[list[Any]]:
                     (a["x_same_sdk_mock_wall"], a["x_same_sdk_mock_wall_from_min"]),
                     lambda v: v <= 1.5,
                 )
+    w5 = results["workloads"].get("W5")
+    if w5:  # issue 29: the fake's per-call cost, against the same client on a MockTransport
+        for c in w5["cells"]:
+            if c.get("part") != "scripted" or c.get("server") != "agentreplay":
+                continue
+            if "x_mocktransport" not in c:
+                continue
+            body = "SSE" if c["streaming"] else "JSON"
+            raw = c["consumer"] == "httpx2-raw"
+            bound = 1.5 if raw else 1.2
+            add(
+                f"W5 fake call, {c['consumer']} {body}: agentreplay / "
+                + ("floor (MockTransport)" if raw else "mocktransport"),
+                f"<= {bound}x",
+                (c["x_mocktransport"], c["x_mocktransport_min"]),
+                lambda v, bound=bound: v <= bound,
+            )
     return rows

@@ -83,7 +83,8 @@ class FakeModel(Serving):
         self._log = CallLog()
         self.calls: list[HTTPCall] = self._log.calls
         self.requests: list[Request] = self._log.requests
-        self._routes = [_Route(h.lower(), None, "", None) for h in hosts]
+        # replaced, never changed in place: a call reads it without the lock
+        self._routes = tuple(_Route(h.lower(), None, "", None) for h in hosts)
         self._ids = IdFactory(seed)
         self._lock = threading.Lock()
         self._problems: list[str] = []
@@ -138,10 +139,9 @@ class FakeModel(Serving):
             raise ValueError(f"serve() needs a URL with a host, got {base_url!r}")
         if provider is not None:
             codec_for(provider)  # validates the name
+        route = _Route(parts.hostname.lower(), parts.port, parts.path.rstrip("/"), provider)
         with self._lock:
-            self._routes.append(
-                _Route(parts.hostname.lower(), parts.port, parts.path.rstrip("/"), provider)
-            )
+            self._routes = (*self._routes, route)
         return self
 
     def listen(self, *, host: str = "127.0.0.1", port: int = 0) -> FakeServer[FakeModel]:
@@ -307,11 +307,9 @@ class FakeModel(Serving):
         return self._route_for(request) is not None
 
     def _route_for(self, request: HTTPRequest) -> _Route | None:
-        parts = urlsplit(request.url)
+        parts = request.url_parts
         host, port = (parts.hostname or "").lower(), parts.port
-        with self._lock:
-            routes = list(self._routes)
-        for route in reversed(routes):
+        for route in reversed(self._routes):
             if (
                 route.host == host
                 and route.port in (None, port)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import time
 import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
@@ -111,8 +112,9 @@ def _distinct(test: str, mask: Mask, placed: Callable[[str], Path]) -> Path:
     """The test's file: its plain name, unless another file of the folder has that name
     in another case (another test's, on a file system that ignores case), then the
     hashed one. Whichever exists under exactly its name is kept."""
-    plain = placed(safe_name(test, mask))
-    hashed = placed(safe_name(test, mask, hashed=True))
+    masked = mask(test)  # once: masking scans the name for secrets (bench/ W4)
+    plain = placed(safe_name(test, lambda _: masked))
+    hashed = placed(safe_name(test, lambda _: masked, hashed=True))
     if plain == hashed:
         return plain
     listing = _listing(plain.parent)
@@ -130,11 +132,38 @@ def _normal(name: str) -> str:
     return unicodedata.normalize("NFC", name)
 
 
+_SETTLED_NS = 2_000_000_000
+"""How old (in ns) a folder's last change must be before its listing is remembered:
+more than the coarsest time stamps of a file system (FAT's 2 s), so that a change made
+in the same tick as the one remembered cannot hide behind an unchanged time stamp."""
+
+_listings: dict[str, tuple[int, frozenset[str]]] = {}
+
+
 def _listing(folder: Path) -> frozenset[str]:
+    """The names in ``folder`` (normalized), ``frozenset()`` when it cannot be read.
+
+    Every test of a module reads its folder: listing it each time cost a whole suite
+    time in the square of its cassettes (bench/ W4: 200 tests, 200 listings of 200
+    names). A folder's modification time changes whenever a name is added, removed
+    or renamed in it, so a listing is remembered with it and reused while it holds;
+    only a folder whose last change has settled is remembered (see
+    :data:`_SETTLED_NS`), and a folder tests are writing into is listed each time."""
+    key = os.fspath(folder)
     try:
-        return frozenset(_normal(entry) for entry in os.listdir(folder))
+        changed = os.stat(key).st_mtime_ns
+        known = _listings.get(key)
+        if known is not None and known[0] == changed:
+            return known[1]
+        names = frozenset(_normal(entry) for entry in os.listdir(key))
     except OSError:
+        _listings.pop(key, None)
         return frozenset()
+    if time.time_ns() - changed > _SETTLED_NS:
+        _listings[key] = (changed, names)
+    else:
+        _listings.pop(key, None)
+    return names
 
 
 def pytest_recording_path(item: pytest.Item, cassette_dir: str) -> Path | None:

@@ -13,7 +13,10 @@ client sees the server gone instead of waiting for ever.
 
 ``--report FILE`` appends one JSON line per played interaction and per miss: the
 plugin reads it when the test ends, so that a stdio replay counts as played (strict
-mode) and a miss fails the test even where the framework swallowed the error.
+mode) and a miss fails the test even where the framework swallowed the error. The
+replayers of one test share the file (:mod:`.stdio_ledger`): a server spawned again
+(langchain-mcp-adapters spawns one per session) answers from the exchanges the earlier
+spawns left unplayed, so each recorded exchange is played once.
 
 Run as ``python -m pytest_agentreplay.mcp.stdio_replay CASSETTE [--key KEY]``, or
 ``agentreplay mcp replay CASSETTE``.
@@ -24,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -36,6 +38,7 @@ from ..redact.scrubber import Scrubber, default_scrubber
 from . import jsonrpc
 from .readdress import readdress
 from .stdio_form import key_of, stdio_url
+from .stdio_ledger import Entry, Ledger
 
 __all__ = ["StdioReplayer", "main", "servers"]
 
@@ -55,7 +58,7 @@ class StdioReplayer:
         key: str,
         *,
         cassette: Path,
-        report: IO[str] | None = None,
+        report: Ledger | None = None,
         scrubber: Scrubber | None = None,
     ) -> None:
         self.url = stdio_url(key)
@@ -67,7 +70,7 @@ class StdioReplayer:
         self.interactions = list(interactions)
         self.mine = [i for i, x in enumerate(self.interactions) if x.request.url == self.url]
         self.index: Index = Index([self.interactions[i].request for i in self.mine])
-        self._lock = threading.Lock()
+        self._position = {number: position for position, number in enumerate(self.mine)}
         self.ended = False
         """An exchange recorded ``cut`` was played: the server exited there, and so
         does :meth:`serve`."""
@@ -85,17 +88,37 @@ class StdioReplayer:
                 json_body=value,
             )
         )
+        if self.report is None:
+            return self._answer(request, value, line, [])[0]
+        lines: list[str] = []
+
+        def step(played: list[int]) -> list[Entry]:
+            answer, entry = self._answer(request, value, line, played)
+            lines.extend(answer)
+            return [entry]
+
+        self.report.turn(step)
+        return lines
+
+    def _answer(
+        self, request: RecordedRequest, value: dict[str, Any], line: bytes, others: list[int]
+    ) -> tuple[list[str], Entry]:
+        """The lines answering ``request``, and the report's entry for it, once the
+        interactions ``others`` (played by other replayers of the test) are marked
+        played."""
+        for number in others:
+            if number in self._position:
+                self.index.play(self._position[number])
         found = self.index.take(request)
         if found is None:
             return self._miss(request, value)
         number = self.mine[found]
-        self._note({"played": number})
         played = readdress(self.interactions[number], line, {})
         if played.response.end == "cut":
             self.ended = True
-        return [event.data for event in played.response.events or ()]
+        return [event.data for event in played.response.events or ()], {"played": number}
 
-    def _miss(self, request: RecordedRequest, value: dict[str, Any]) -> list[str]:
+    def _miss(self, request: RecordedRequest, value: dict[str, Any]) -> tuple[list[str], Entry]:
         report = explain_miss(
             request,
             self.index,
@@ -104,20 +127,12 @@ class StdioReplayer:
             record_mode="none",
             rerecord="agentreplay mcp record CASSETTE -- COMMAND...",
         )
-        self._note({"miss": report})
         if jsonrpc.kind(value) != "request":
-            return []
+            return [], {"miss": report}
         error = jsonrpc.error_response(
             value["id"], jsonrpc.SERVER_ERROR, f"agentreplay: cassette miss: {report}"
         )
-        return [json.dumps(error)]
-
-    def _note(self, entry: dict[str, Any]) -> None:
-        if self.report is None:
-            return
-        with self._lock:
-            self.report.write(json.dumps(entry) + "\n")
-            self.report.flush()
+        return [json.dumps(error)], {"miss": report}
 
     def serve(self, stdin: IO[bytes], stdout: IO[bytes]) -> None:
         """Answer every line of ``stdin`` until it ends."""
@@ -151,14 +166,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     interactions = cassette_io.load(args.cassette).interactions
     key = _pick(servers(interactions), args.key, args.cassette)
-    report = open(args.report, "a", encoding="utf-8") if args.report else None  # noqa: SIM115
-    try:
-        StdioReplayer(interactions, key, cassette=args.cassette, report=report).serve(
-            sys.stdin.buffer, sys.stdout.buffer
-        )
-    finally:
-        if report is not None:
-            report.close()
+    report = Ledger(Path(args.report)) if args.report else None
+    StdioReplayer(interactions, key, cassette=args.cassette, report=report).serve(
+        sys.stdin.buffer, sys.stdout.buffer
+    )
     return 0
 
 

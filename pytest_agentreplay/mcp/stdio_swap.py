@@ -39,11 +39,15 @@ from ..cassettes.io import from_data
 from ..transport.import_hook import when_imported
 from .errors import StdioServerNotRecorded
 from .stdio_form import command_key, key_of
+from .stdio_ledger import Ledger
 
 __all__ = ["StandIn", "install", "recorded_in", "stand_in", "standing_in"]
 
 _lock = threading.Lock()
 _active: list[StandIn] = []
+
+_PLAYED = "played.jsonl"
+"""The report the test's replayers share (:mod:`.stdio_ledger`)."""
 
 
 class StandIn:
@@ -67,7 +71,7 @@ class StandIn:
         self.rerecord = rerecord
         self._folder: Path | None = None  # made at the first spawn: most tests spawn none
         self._count = 0
-        self._read: dict[Path, int] = {}
+        self._played: Ledger | None = None
 
     @property
     def folder(self) -> Path:
@@ -88,7 +92,7 @@ class StandIn:
             self._count += 1
             number = self._count
         if self.replaying and key in self.servers:
-            report = self.folder / f"played-{number}.jsonl"
+            report = self.folder / _PLAYED  # one for all: each exchange is played once
             return [sys.executable, "-m", "pytest_agentreplay.mcp.stdio_replay",
                     str(self.cassette), "--key", key, "--report", str(report)]  # fmt: skip
         if self.recording:
@@ -110,16 +114,15 @@ class StandIn:
         folder = self._folder
         if folder is None:
             return played, misses
-        for path in sorted(folder.glob("played-*.jsonl"), key=_number):
-            lines = path.read_text("utf-8").splitlines()
-            with _lock:
-                seen, self._read[path] = self._read.get(path, 0), len(lines)
-            for line in lines[seen:]:
-                entry = json.loads(line)
-                if "played" in entry:
-                    played.append(int(entry["played"]))
-                else:
-                    misses.append(str(entry["miss"]))
+        with _lock:
+            if self._played is None:
+                self._played = Ledger(folder / _PLAYED)
+            entries = self._played.news()
+        for entry in entries:
+            if "played" in entry:
+                played.append(int(entry["played"]))
+            else:
+                misses.append(str(entry["miss"]))
         return played, misses
 
     def recorded(self) -> list[Interaction]:

@@ -10,11 +10,12 @@ the same bytes every time.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -33,6 +34,7 @@ __all__ = [
     "Folded",
     "IdFactory",
     "RenderContext",
+    "digits",
     "estimate_tokens",
     "iter_text",
     "json_data",
@@ -73,17 +75,42 @@ class IdFactory:
     def new(self, prefix: str, length: int = 24, alphabet: str = _B62) -> str:
         """The next id: ``prefix`` followed by ``length`` characters of ``alphabet``."""
         self._count += 1
-        digest = hashlib.sha512(f"{self.seed}:{self._count}".encode()).digest()
-        n = int.from_bytes(digest, "big")
-        chars = []
-        for _ in range(length):
-            n, r = divmod(n, len(alphabet))
-            chars.append(alphabet[r])
-        return prefix + "".join(chars)
+        return prefix + _id_chars(self.seed, self._count, length, alphabet)
 
     def hex(self, prefix: str, length: int = 32) -> str:
         """The next id made of lowercase hex digits (OpenAI response item ids)."""
         return self.new(prefix, length, "0123456789abcdef")
+
+
+@functools.lru_cache(maxsize=4096)
+def _id_chars(seed: str, count: int, length: int, alphabet: str) -> str:
+    """The ``length`` characters of id number ``count`` of ``seed``: the digits of a
+    SHA-512 digest (:func:`digits`). Remembered: every fake a test suite builds draws
+    the same first ids of the default seed, so most calls are hits (bench/ W5: the
+    ids were a tenth of a fake call's cost)."""
+    digest = hashlib.sha512(f"{seed}:{count}".encode()).digest()
+    return digits(int.from_bytes(digest, "big"), length, alphabet)
+
+
+def digits(n: int, length: int, alphabet: str = _B62) -> str:
+    """The ``length`` lowest digits of ``n`` in base ``len(alphabet)``, least
+    significant first: how ids and padding are spelled from a hash. Two digits a
+    step, from a table of digit pairs."""
+    base = len(alphabet)
+    n %= base**length
+    pairs = _digit_pairs(alphabet)
+    chars = []
+    for _ in range((length + 1) // 2):
+        n, r = divmod(n, base * base)
+        chars.append(pairs[r])
+    return "".join(chars)[:length]
+
+
+@functools.lru_cache(maxsize=8)
+def _digit_pairs(alphabet: str) -> list[str]:
+    """Every two-digit number in base ``len(alphabet)``, least significant digit first."""
+    base = len(alphabet)
+    return [alphabet[i % base] + alphabet[i // base] for i in range(base * base)]
 
 
 def iter_text(text: str, max_chunk: int = 12) -> Iterator[str]:
@@ -93,7 +120,10 @@ def iter_text(text: str, max_chunk: int = 12) -> Iterator[str]:
     Lazy, so a stream's first delta does not wait for the whole text to be cut.
     """
     for match in _WORDS.finditer(text):
-        word = match.group(0)
+        word = match.group()
+        if len(word) <= max_chunk:  # the usual word: one piece
+            yield word
+            continue
         for i in range(0, len(word), max_chunk):
             yield word[i : i + max_chunk]
 
@@ -127,10 +157,42 @@ def estimate_tokens(text: str) -> int:
     return max(1, (len(text) + 3) // 4)
 
 
+def _compact_encoder() -> Callable[[Any], str]:
+    """``json.dumps(payload, separators=(",", ":"), ensure_ascii=False)``, built once.
+
+    ``json.dumps`` with arguments builds a new encoder on every call, about as much
+    work as encoding a small event: a fake's stream encodes one per event (bench/ W5).
+    The C encoder is made once, as ``JSONEncoder.iterencode`` makes it. It keeps the
+    containers it is inside in ``markers`` (what finds a cycle) and takes each out on
+    the way back; a failed encode can leave some in, so they are cleared then."""
+    encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # an interpreter without the C accelerator
+        return encoder.encode
+    markers: dict[int, Any] = {}
+    iterencode = make(
+        markers, encoder.default, json.encoder.encode_basestring, None, ":", ",", False, False, True
+    )
+
+    def encode(payload: Any) -> str:
+        if isinstance(payload, str):  # a bare string: what JSONEncoder.encode does
+            return encoder.encode(payload)
+        try:
+            return "".join(iterencode(payload, 0))
+        except BaseException:
+            markers.clear()
+            raise
+
+    return encode
+
+
+_encode_compact = _compact_encoder()
+
+
 def json_data(payload: Any) -> str:
     """Compact JSON for SSE ``data`` and bodies, as providers send it (no spaces,
     non-ASCII kept as UTF-8)."""
-    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
+    return _encode_compact(payload)
 
 
 @dataclass

@@ -12,6 +12,7 @@ pydantic.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -30,6 +31,7 @@ def target(url: str) -> str:
     return parts.path + (f"?{parts.query}" if parts.query else "")
 
 
+@lru_cache(maxsize=512)
 def token_count(method: str, path: str) -> Provider | None:
     """The provider whose token-counting endpoint ``path`` is, if a fake answers it.
 
@@ -47,8 +49,11 @@ def handles(provider: Provider, method: str, path: str) -> bool:
     return facts(provider).handles(method, path)
 
 
+@lru_cache(maxsize=512)
 def detect(method: str, path: str) -> Provider | None:
-    """The provider whose model-call endpoint ``path`` is, if any."""
+    """The provider whose model-call endpoint ``path`` is, if any. Remembered per
+    ``method path`` (the catalog never changes): a fake and replay ask it on every
+    request, and a test's requests go to a handful of paths."""
     for provider, entry in CATALOG.items():
         if entry.handles(method, path):
             return provider

@@ -18,8 +18,9 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from .. import jsonparse
 from ..urls import bare_url
@@ -57,17 +58,22 @@ class HTTPRequest:
         # (``?key=``, SAS ``sig=``, ``user:password@``), so they are left out.
         return f"HTTPRequest({self.method} {bare_url(self.url)}, family={self.family!r})"
 
+    @cached_property
+    def url_parts(self) -> SplitResult:
+        """The URL split (once: routing reads it several times a request)."""
+        return urlsplit(self.url)
+
     @property
     def host(self) -> str:
-        return urlsplit(self.url).hostname or ""
+        return self.url_parts.hostname or ""
 
     @property
     def path(self) -> str:
-        return urlsplit(self.url).path
+        return self.url_parts.path
 
     @property
     def scheme(self) -> str:
-        return urlsplit(self.url).scheme
+        return self.url_parts.scheme
 
     def header(self, name: str) -> str | None:
         """The first value of header ``name`` (case-insensitive), or ``None``."""

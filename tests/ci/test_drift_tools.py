@@ -156,6 +156,7 @@ def test_the_readme_commands_install_from_the_lock() -> None:
 def test_the_ci_runs_the_drift_sessions_and_their_check() -> None:
     run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "\nnox -s lowest newest drift_check\n" in run
+    assert "\nnox -s mcp1\n" in run
 
 
 @pytest.fixture(scope="module")

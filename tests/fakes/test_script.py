@@ -294,3 +294,27 @@ def test_last_user_text_after_a_tool_round_is_the_question_on_every_provider(
     scripted_model.script(Reply.tool_call("weather", {"city": "Leeds"}), Reply.text("Sunny."))
     LOOPS[provider](sdk.client(provider))
     assert [r.last_user_text for r in scripted_model.requests] == ["Weather in Leeds?"] * 2
+
+
+def test_the_call_log_reads_the_same_entries_each_time_and_a_reset_forgets_unread_ones() -> None:
+    """A finished call's entry is built when the log is first read (most tests never
+    read it): reading again gives the same entries, later calls are added in order,
+    and calls finished before a reset are gone whether or not they were read."""
+    import httpx2
+
+    body = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}
+    url = "https://api.anthropic.com/v1/messages"
+    with FakeModel("one", "two", Reply.text("three")) as fake, httpx2.Client() as client:
+        client.post(url, json=body)
+        first = fake.log
+        assert [c.outcome for c in first] == ["completed"]
+        assert fake.log[0] is first[0]
+        client.post(url, json={**body, "stream": True}).read()
+        log = fake.log
+        assert log[0] is first[0] and [c.index for c in log] == [0, 1]
+        assert log[1].streaming and log[1].events_sent > 0 and log[1].reply is not None
+        assert log[1].reply.text_content == "two"
+        fake.reset()
+        fake.script("four")
+        client.post(url, json=body)
+        assert [(c.index, c.reply and c.reply.text_content) for c in fake.log] == [(0, "four")]

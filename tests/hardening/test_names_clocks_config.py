@@ -264,3 +264,80 @@ def test_a_malformed_setting_from_the_configure_hook_is_a_usage_error(
     assert "INTERNALERROR" not in output
     assert "pytest_agentreplay_configure" in output
     assert said in output
+
+
+def _aged(folder: Path, seconds: float = 60.0) -> None:
+    """Set ``folder``'s modification time ``seconds`` in the past (a settled folder)."""
+    then = time.time() - seconds
+    os.utime(folder, (then, then))
+
+
+def test_a_remembered_folder_listing_is_read_again_once_the_folder_changes(
+    tmp_path: Path,
+) -> None:
+    """The listing of a folder whose last change has settled is reused (bench/ W4); a
+    file added, renamed or removed later changes the folder's time, and the next test
+    sees it: a name taken in another case still gets the hash."""
+
+    class Item:
+        cls = None
+        name = "test_p[a]"
+        path = tmp_path / "test_user.py"
+
+    folder = tmp_path / "cassettes" / "test_user"
+    folder.mkdir(parents=True)
+    (folder / "test_other.yaml").touch()
+    _aged(folder)
+    assert paths.cassette_path(Item(), "cassettes", None) == folder / "test_p[a].yaml"  # type: ignore[arg-type]
+    assert os.fspath(folder) in paths._listings  # settled: remembered
+    (folder / "test_p[A].yaml").touch()  # the folder's time moves on
+    taken = paths.cassette_path(Item(), "cassettes", None)  # type: ignore[arg-type]
+    assert re.fullmatch(r"test_p\[a\]-[0-9a-f]{12}\.yaml", taken.name), taken.name
+    (folder / "test_p[A].yaml").rename(folder / "test_q.yaml")
+    _aged(folder, 30.0)  # a time of its own, older than now: remembered anew
+    assert paths.cassette_path(Item(), "cassettes", None) == folder / "test_p[a].yaml"  # type: ignore[arg-type]
+
+
+def test_a_folder_changed_just_now_is_listed_every_time(tmp_path: Path) -> None:
+    """A folder changed within the coarsest time stamp of a file system may change again
+    under the same time stamp: its listing is never remembered."""
+
+    class Item:
+        cls = None
+        name = "test_p[a]"
+        path = tmp_path / "test_user.py"
+
+    folder = tmp_path / "cassettes" / "test_user"
+    folder.mkdir(parents=True)
+    (folder / "test_other.yaml").touch()
+    now = time.time()
+    os.utime(folder, (now, now))
+    assert paths.cassette_path(Item(), "cassettes", None) == folder / "test_p[a].yaml"  # type: ignore[arg-type]
+    assert os.fspath(folder) not in paths._listings
+    (folder / "test_p[A].yaml").touch()
+    os.utime(folder, (now, now))  # the same time stamp as before the file came
+    taken = paths.cassette_path(Item(), "cassettes", None)  # type: ignore[arg-type]
+    assert re.fullmatch(r"test_p\[a\]-[0-9a-f]{12}\.yaml", taken.name), taken.name
+
+
+def test_a_secret_in_a_test_name_is_masked_in_both_of_its_file_names(tmp_path: Path) -> None:
+    """The name is masked once and both candidate names (plain, hashed) come from it."""
+    key = "sk-ant-api03-" + "Q7x" * 30
+
+    class Item:
+        cls = None
+        name = f"test_k[{key}]"
+        path = tmp_path / "test_user.py"
+
+    seen: list[str] = []
+
+    def mask(text: str) -> str:
+        seen.append(text)
+        return text.replace(key, "<SECRET>")
+
+    folder = tmp_path / "cassettes" / "test_user"
+    folder.mkdir(parents=True)
+    (folder / "other.yaml").touch()
+    path = paths.cassette_path(Item(), "cassettes", None, mask)  # type: ignore[arg-type]
+    assert key not in path.name and "-SECRET-" in path.name, path.name  # "<>" made safe
+    assert seen == [Item.name]

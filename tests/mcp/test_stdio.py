@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from pytest_agentreplay.mcp.stdio_form import command_key
+from pytest_agentreplay.mcp.stdio_ledger import Ledger
 from pytest_agentreplay.mcp.stdio_record import Exchanges
 from pytest_agentreplay.mcp.stdio_replay import StdioReplayer
 from tests.cassettes._plugin_runs import results, run
@@ -169,14 +170,60 @@ def test_the_replayer_answers_with_the_live_id(tmp_path: Path) -> None:
     exchanges = Exchanges("srv", lambda n, i: kept.append(i))
     exchanges.client(_line({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}))
     exchanges.server(_line({"jsonrpc": "2.0", "id": 7, "result": {"tools": []}}))
-    report = io.StringIO()
-    replayer = StdioReplayer(kept, "srv", cassette=tmp_path / "c.yaml", report=report)
+    report = tmp_path / "played.jsonl"
+    replayer = StdioReplayer(kept, "srv", cassette=tmp_path / "c.yaml", report=Ledger(report))
     (answer,) = replayer.answer(_line({"jsonrpc": "2.0", "id": 0, "method": "tools/list"}))
     assert json.loads(answer) == {"jsonrpc": "2.0", "id": 0, "result": {"tools": []}}
     (miss,) = replayer.answer(_line({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
     assert json.loads(miss)["error"]["code"] == -32000
     assert "it matched, but it was consumed" in json.loads(miss)["error"]["message"]
-    assert json.loads(report.getvalue().splitlines()[0]) == {"played": 0}
+    assert json.loads(report.read_text().splitlines()[0]) == {"played": 0}
+
+
+def test_spawns_of_one_server_share_its_recording(tmp_path: Path) -> None:
+    """A framework that spawns the server again for each session (langchain-mcp-adapters)
+    gets each recorded exchange once: the second spawn's replayer answers from what the
+    first left unplayed, and the test's process reads both in one report."""
+    kept = []
+    exchanges = Exchanges("srv", lambda n, i: kept.append(i))
+    for session, tool in enumerate(["add", "shout"]):
+        call = {"name": tool, "arguments": {}}
+        exchanges.client(_line({"jsonrpc": "2.0", "id": 0, "method": "initialize"}))
+        exchanges.server(_line({"jsonrpc": "2.0", "id": 0, "result": {"session": session}}))
+        exchanges.client(_line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}))
+        exchanges.server(_line({"jsonrpc": "2.0", "id": 1, "result": {"tool": tool}}))
+    exchanges.close()
+    report = tmp_path / "played.jsonl"
+    first, second = (
+        StdioReplayer(kept, "srv", cassette=tmp_path / "c.yaml", report=Ledger(report))
+        for _ in range(2)
+    )
+    initialize = _line({"jsonrpc": "2.0", "id": 0, "method": "initialize"})
+    shout = {"name": "shout", "arguments": {}}
+    (one,) = first.answer(initialize)
+    (two,) = second.answer(initialize)
+    assert [json.loads(one)["result"], json.loads(two)["result"]] == [
+        {"session": 0},
+        {"session": 1},
+    ]
+    (called,) = first.answer(
+        _line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": shout})
+    )
+    assert json.loads(called)["result"] == {"tool": "shout"}
+    reader = Ledger(report)
+    assert reader.news() == [{"played": 0}, {"played": 2}, {"played": 3}]
+    assert reader.news() == []  # each entry read once
+
+
+def test_the_shared_report_leaves_a_line_being_written_for_later(tmp_path: Path) -> None:
+    report = tmp_path / "played.jsonl"
+    report.write_bytes(b'{"played": 4}\n{"pla')
+    reader = Ledger(report)
+    assert reader.news() == [{"played": 4}]
+    with report.open("ab") as file:
+        file.write(b'yed": 5}\n')
+    assert reader.news() == [{"played": 5}]
+    assert Ledger(tmp_path / "absent.jsonl").news() == []
 
 
 def test_a_secret_in_a_tools_arguments_is_stored_scrubbed_and_still_matches(

@@ -26,7 +26,7 @@ from typing import Any
 from ...neutral import Reply, StopReason, Usage
 from ...sse import SSEEvent
 from ..base import Codec, RenderContext, json_data
-from .blocks import container, deltas, opening, server_tool_usage, to_blocks
+from .blocks import container, delta_data, opening, server_tool_usage, to_blocks
 
 __all__ = ["event", "iter_events", "render_body"]
 
@@ -153,8 +153,10 @@ def iter_events(codec: Codec, reply: Reply, ctx: RenderContext) -> Iterator[SSEE
         yield event("content_block_start", {"index": index, "content_block": opening(block)})
         if index == 0:
             yield _PING
-        for delta in deltas(block, ctx):
-            yield event("content_block_delta", {"index": index, "delta": delta})
+        # what event() writes, its constant head built once per block, not per delta
+        head = f'{{"type":"content_block_delta","index":{index},"delta":'
+        for delta in delta_data(block, ctx):
+            yield SSEEvent(event="content_block_delta", data=f"{head}{delta}}}")
         yield event("content_block_stop", {"index": index})
     yield _message_delta(reply, plan, ctx)
     yield event("message_stop", {})

@@ -1,0 +1,33 @@
+"""The request a handler sees (``HTTPRequest``): its URL is split once and read many
+times (routing asks for the host and path several times a call), and that leaves its
+equality, its copies and its repr as they were."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from pytest_agentreplay.transport.router import HTTPRequest
+
+
+def _request(url: str) -> HTTPRequest:
+    return HTTPRequest("POST", url, (("x-api-key", "sk-secret"),), b"{}", "httpx2")
+
+
+def test_the_url_parts_are_read_from_the_url_once_and_agree_with_it() -> None:
+    request = _request("https://user:pw@api.example.com:8443/v1/messages?key=abc#frag")
+    assert request.url_parts is request.url_parts  # split once
+    assert (request.scheme, request.host, request.path) == (
+        "https",
+        "api.example.com",
+        "/v1/messages",
+    )
+    assert request.url_parts.port == 8443
+
+
+def test_a_split_request_still_equals_and_copies_as_an_unsplit_one() -> None:
+    split, fresh = _request("https://h/v1/a?x=1"), _request("https://h/v1/a?x=1")
+    assert split.host == "h"
+    assert split == fresh and hash(split.url) == hash(fresh.url)
+    moved = dataclasses.replace(split, url="https://other/v2/b")
+    assert (moved.host, moved.path) == ("other", "/v2/b")  # not the copied split
+    assert "key" not in repr(_request("https://h/p?key=sk-secret"))
