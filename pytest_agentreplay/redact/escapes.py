@@ -52,9 +52,13 @@ class Unescaped:
 
 
 def _has_escape(text: str) -> bool:
-    if "\\" in text and _BACKSLASHED.search(text) is not None:
+    # The regex engine reads from the first backslash (or ``%``) on, found by a memchr
+    # ten times faster than it reads (issue 29).
+    first = text.find("\\")
+    if first >= 0 and _BACKSLASHED.search(text, first) is not None:
         return True
-    return "%" in text and _PERCENT.search(text) is not None
+    first = text.find("%")
+    return first >= 0 and _PERCENT.search(text, first) is not None
 
 
 def unescaped(text: str) -> Unescaped | None:

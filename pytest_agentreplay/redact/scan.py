@@ -29,6 +29,7 @@ __all__ = [
     "KEY_SHAPES",
     "EnvNeedles",
     "Hit",
+    "Needles",
     "PieceScan",
     "find",
     "locate",
@@ -77,21 +78,35 @@ def _is_candidate(name: str, value: str, ignore: frozenset[str]) -> bool:
 
 
 @dataclass(frozen=True)
-class _Needles:
+class Needles:
+    """The environment's secret values (and encodings) as they were at one moment: what
+    one check searches for, however many texts it scans (issue 29: each window of a
+    stream's assembled text read the whole environment again)."""
+
     items: tuple[tuple[str, str], ...]  # the (name, value) pairs they were built from
     pattern: re.Pattern[str] | None
     kinds: dict[str, str]  # needle -> kind
 
+    def hits(self, text: str) -> Iterable[Hit]:
+        """Every occurrence of a needle in ``text``."""
+        if self.pattern is None:
+            return
+        for match in self.pattern.finditer(text):
+            yield Hit(match.start(), match.end(), self.kinds[match.group(0)])
+
 
 class EnvNeedles:
     """The exact values (and encodings) of secret-looking environment variables, as one
-    regex; rebuilt only when the environment changed since the last search. The state
-    is swapped as one object, so concurrent searches (threads) never see half of it."""
+    regex; rebuilt only when the environment changed since the last look. The state
+    is swapped as one object, so concurrent searches (threads) never see half of it.
+
+    :meth:`current` reads the environment (``os.environ`` decodes every variable, tens
+    of microseconds): a check takes it once and searches every text it scans with it."""
 
     def __init__(self, env: Mapping[str, str] | None, ignore: Iterable[str]) -> None:
         self._env = env
         self._ignore = frozenset(v.lower() for v in ignore)
-        self._needles = _Needles((), None, {})
+        self._needles = Needles((), None, {})
         self._remembered: frozenset[tuple[str, str]] = frozenset()
 
     def _current(self) -> Mapping[str, str]:
@@ -110,7 +125,8 @@ class EnvNeedles:
         if not found <= self._remembered:  # swapped as one object: threads may call it
             self._remembered = self._remembered | found
 
-    def _refresh(self) -> _Needles:
+    def current(self) -> Needles:
+        """The values the environment holds now, with those remembered."""
         items = tuple(sorted(self._candidates() | self._remembered))
         current = self._needles
         if items == current.items:
@@ -121,24 +137,29 @@ class EnvNeedles:
                 kinds.setdefault(needle, f"env:{name}{how}")
         needles = sorted(kinds, key=len, reverse=True)
         pattern = re.compile("|".join(map(re.escape, needles))) if needles else None
-        self._needles = current = _Needles(items, pattern, kinds)
+        self._needles = current = Needles(items, pattern, kinds)
         return current
 
     def hits(self, text: str) -> Iterable[Hit]:
-        """Every occurrence of a needle in ``text``."""
-        needles = self._refresh()
-        if needles.pattern is None:
-            return
-        for match in needles.pattern.finditer(text):
-            yield Hit(match.start(), match.end(), needles.kinds[match.group(0)])
+        """Every occurrence of a needle in ``text``, the environment read now."""
+        return self.current().hits(text)
+
+    def finder(self, allow: frozenset[str]) -> Callable[[str], list[Hit]]:
+        """:func:`find` with the needles of now, for the texts of one check."""
+        needles = self.current()
+        return lambda text: find(text, needles, allow)
 
 
-def find(text: str, env: EnvNeedles, allow: frozenset[str]) -> list[Hit]:
+def find(text: str, env: EnvNeedles | Needles, allow: frozenset[str]) -> list[Hit]:
     """All hits in ``text``, sorted by position; strings in ``allow`` are never hits.
+    Given :class:`EnvNeedles`, the environment is read once (a caller scanning many
+    texts passes :meth:`EnvNeedles.current` instead).
 
     The text is read as written and as its readers decode it: a key whose characters
     are escaped (``sk\\u002dant…``, ``%2D``, ``\\x2d``) is found too, its kind marked
     ``(escaped)`` (issue 27, see :mod:`.escapes`)."""
+    if isinstance(env, EnvNeedles):
+        env = env.current()
     hits = {h for h in _plain_hits(text, env) if text[h.start : h.end] not in allow}
     view = unescaped(text)
     if view is not None:
@@ -153,7 +174,7 @@ def find(text: str, env: EnvNeedles, allow: frozenset[str]) -> list[Hit]:
     return sorted(hits)
 
 
-def _plain_hits(text: str, env: EnvNeedles) -> set[Hit]:
+def _plain_hits(text: str, env: Needles) -> set[Hit]:
     hits = shape_hits(text)
     hits.update(env.hits(text))
     return hits

@@ -186,16 +186,19 @@ class Scrubber:
     def _env_needles(self) -> EnvNeedles:
         # The backstop's patterns (``_secret_scan``) load when text is first checked or
         # masked: a replay that writes nothing and reports nothing never needs them.
-        from .scan import EnvNeedles  # noqa: PLC0415 - see above
-
         if self._env is None:
+            from .scan import EnvNeedles  # noqa: PLC0415 - see above
+
             self._env = EnvNeedles(self._env_source, ignore=(self.placeholder,))
         return self._env
 
-    def _hits(self, text: str) -> list[Hit]:
-        from .scan import find  # noqa: PLC0415 - see _env_needles
-
-        return find(text, self._env_needles(), self._allow)
+    def _finder(self) -> Callable[[str], list[Hit]]:
+        """What finds the hits in a text, for one check however many texts it scans
+        (each body, each window of a stream's assembled text, each piece of a big
+        write): the environment is read once, here (issue 29: reading ``os.environ``
+        for every window cost more than the window's scan). A variable set later is
+        seen by the next check: every write, scan and mask is one."""
+        return self._env_needles().finder(self._allow)
 
     def remember_environment(self) -> None:
         """Watch, from now on, for the API-key values the environment holds now, even
@@ -206,10 +209,10 @@ class Scrubber:
     def scan(self, text: str) -> list[Finding]:
         """Every secret-looking string in ``text``, located (field path in a YAML or JSON
         document, else line number) and classified; in order, without duplicates."""
-        hits = self._hits(text)
+        hits = self._finder()(text)
         if not hits:
             return []
-        from .scan import locate  # noqa: PLC0415 - see _hits
+        from .scan import locate  # noqa: PLC0415 - see _finder
 
         places = locate(text, [h.start for h in hits])
         unique = dict.fromkeys(zip(places, (h.kind for h in hits), strict=True))
@@ -222,9 +225,9 @@ class Scrubber:
         ``body_b64`` (a binary upload, a body kept compressed; one that cannot be
         decoded is a finding too), and secrets split across the events of a stream,
         found in its text as a client assembles it (see :mod:`.deep_scan`)."""
-        from .deep_scan import deep_findings  # noqa: PLC0415 - see _hits
+        from .deep_scan import deep_findings  # noqa: PLC0415 - see _finder
 
-        found = deep_findings(cassette, self._hits)
+        found = deep_findings(cassette, self._finder())
         return list(dict.fromkeys(Finding(self.mask(w), self.mask(k)) for w, k in found))
 
     def check(
@@ -248,11 +251,11 @@ class Scrubber:
         memory). Nothing unscanned is handed on, so nothing unscanned reaches disk,
         not even a temporary file. Where something is found, ``whole()`` gives the
         whole text, whose :meth:`check` decides and names where."""
-        from .scan import PieceScan  # noqa: PLC0415 - see _hits
+        from .scan import PieceScan  # noqa: PLC0415 - see _finder
 
         if self.scan_cassette(cassette):  # it needs no text: before anything is written
             self.check(whole(), path, cassette=cassette)  # raises, naming all it finds
-        scan: PieceScan | None = PieceScan(self._hits)
+        scan: PieceScan | None = PieceScan(self._finder())
         for piece in pieces:
             if scan is not None and scan.finds(piece):
                 self.check(whole(), path)  # raises, unless the hit was a false one
@@ -272,9 +275,9 @@ class Scrubber:
             text = _URL_IN_TEXT.sub(lambda m: self._rules.url(m.group(0)), text)
         if "?" in text and "=" in text:  # a relative one: ``Location: /next?token=…``
             text = _PATH_IN_TEXT.sub(lambda m: self._rules.url(m.group(0)), text)
-        from .scan import merge_spans  # noqa: PLC0415 - see _hits
+        from .scan import merge_spans  # noqa: PLC0415 - see _finder
 
-        spans = merge_spans(self._hits(text))
+        spans = merge_spans(self._finder()(text))
         if not spans:
             return text
         out, last = [], 0

@@ -161,7 +161,7 @@ def test_a_hit_only_a_piece_sees_is_settled_by_the_whole_text() -> None:
 def test_a_key_across_two_pieces_is_found(cut: int) -> None:
     text = f"data: one\nkey: {KEY} two\n"
     at = text.index(KEY) + cut
-    scan = PieceScan(Scrubber(env={})._hits)
+    scan = PieceScan(Scrubber(env={})._finder())
     # A long enough head of the key is key-shaped itself: then the first piece finds it.
     assert scan.finds(text[:at]) or scan.finds(text[at:])
 
@@ -285,11 +285,11 @@ def test_a_stream_of_one_character_deltas_is_scanned_a_bounded_number_of_times()
     """Each window keeps the end of the one before; with one-character deltas that end
     must not be a whole window, or every delta after it scans the window again."""
     calls: list[int] = []
-    scrubber = Scrubber(env={})
+    find = Scrubber(env={})._finder()
 
     def counting(text: str) -> list[Any]:
         calls.append(len(text))
-        return scrubber._hits(text)
+        return find(text)
 
     events = [_delta("ab"[i % 2]) for i in range(40_000)]
     assert list(assembled.split_hits(events, counting)) == []
