@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -80,25 +81,27 @@ def test_on_a_file_system_that_ignores_case_each_test_replays_its_own(
     run(pytester).assert_outcomes(passed=4)  # each asserts its own echo
 
 
+def _item(tmp_path: Path, name: str) -> Any:
+    """A stand-in for the pytest item of test ``name`` in ``tmp_path/test_user.py``:
+    the three attributes the cassette path reads."""
+    return type("Item", (), {"cls": None, "name": name, "path": tmp_path / "test_user.py"})()
+
+
 def test_a_name_another_file_has_in_another_case_gets_the_hash(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """As on a file system that ignores case: ``test_p[A].yaml`` is there, so the test
     ``test_p[a]`` must not take ``test_p[a].yaml``, which would be the same file."""
 
-    class Item:
-        cls = None
-        name = "test_p[a]"
-        path = tmp_path / "test_user.py"
-
+    item = _item(tmp_path, "test_p[a]")
     folder = tmp_path / "cassettes" / "test_user"
     folder.mkdir(parents=True)
-    assert paths.cassette_path(Item(), "cassettes", None) == folder / "test_p[a].yaml"  # type: ignore[arg-type]
+    assert paths.cassette_path(item, "cassettes", None) == folder / "test_p[a].yaml"  # type: ignore[arg-type]
     (folder / "test_p[A].yaml").touch()
-    taken = paths.cassette_path(Item(), "cassettes", None)  # type: ignore[arg-type]
+    taken = paths.cassette_path(item, "cassettes", None)
     assert re.fullmatch(r"test_p\[a\]-[0-9a-f]{12}\.yaml", taken.name), taken.name
     (folder / "test_p[a].yaml").touch()  # recorded before the other existed: kept as it is
-    assert paths.cassette_path(Item(), "cassettes", None) == folder / "test_p[a].yaml"  # type: ignore[arg-type]
+    assert paths.cassette_path(item, "cassettes", None) == folder / "test_p[a].yaml"  # type: ignore[arg-type]
 
 
 # --- rewrite and clocks -----------------------------------------------------------------
@@ -279,44 +282,36 @@ def test_a_remembered_folder_listing_is_read_again_once_the_folder_changes(
     file added, renamed or removed later changes the folder's time, and the next test
     sees it: a name taken in another case still gets the hash."""
 
-    class Item:
-        cls = None
-        name = "test_p[a]"
-        path = tmp_path / "test_user.py"
-
+    item = _item(tmp_path, "test_p[a]")
     folder = tmp_path / "cassettes" / "test_user"
     folder.mkdir(parents=True)
     (folder / "test_other.yaml").touch()
     _aged(folder)
-    assert paths.cassette_path(Item(), "cassettes", None) == folder / "test_p[a].yaml"  # type: ignore[arg-type]
+    assert paths.cassette_path(item, "cassettes", None) == folder / "test_p[a].yaml"  # type: ignore[arg-type]
     assert os.fspath(folder) in paths._listings  # settled: remembered
     (folder / "test_p[A].yaml").touch()  # the folder's time moves on
-    taken = paths.cassette_path(Item(), "cassettes", None)  # type: ignore[arg-type]
+    taken = paths.cassette_path(item, "cassettes", None)
     assert re.fullmatch(r"test_p\[a\]-[0-9a-f]{12}\.yaml", taken.name), taken.name
     (folder / "test_p[A].yaml").rename(folder / "test_q.yaml")
     _aged(folder, 30.0)  # a time of its own, older than now: remembered anew
-    assert paths.cassette_path(Item(), "cassettes", None) == folder / "test_p[a].yaml"  # type: ignore[arg-type]
+    assert paths.cassette_path(item, "cassettes", None) == folder / "test_p[a].yaml"  # type: ignore[arg-type]
 
 
 def test_a_folder_changed_just_now_is_listed_every_time(tmp_path: Path) -> None:
     """A folder changed within the coarsest time stamp of a file system may change again
     under the same time stamp: its listing is never remembered."""
 
-    class Item:
-        cls = None
-        name = "test_p[a]"
-        path = tmp_path / "test_user.py"
-
+    item = _item(tmp_path, "test_p[a]")
     folder = tmp_path / "cassettes" / "test_user"
     folder.mkdir(parents=True)
     (folder / "test_other.yaml").touch()
     now = time.time()
     os.utime(folder, (now, now))
-    assert paths.cassette_path(Item(), "cassettes", None) == folder / "test_p[a].yaml"  # type: ignore[arg-type]
+    assert paths.cassette_path(item, "cassettes", None) == folder / "test_p[a].yaml"  # type: ignore[arg-type]
     assert os.fspath(folder) not in paths._listings
     (folder / "test_p[A].yaml").touch()
     os.utime(folder, (now, now))  # the same time stamp as before the file came
-    taken = paths.cassette_path(Item(), "cassettes", None)  # type: ignore[arg-type]
+    taken = paths.cassette_path(item, "cassettes", None)
     assert re.fullmatch(r"test_p\[a\]-[0-9a-f]{12}\.yaml", taken.name), taken.name
 
 
@@ -324,11 +319,7 @@ def test_a_secret_in_a_test_name_is_masked_in_both_of_its_file_names(tmp_path: P
     """The name is masked once and both candidate names (plain, hashed) come from it."""
     key = "sk-ant-api03-" + "Q7x" * 30
 
-    class Item:
-        cls = None
-        name = f"test_k[{key}]"
-        path = tmp_path / "test_user.py"
-
+    item = _item(tmp_path, f"test_k[{key}]")
     seen: list[str] = []
 
     def mask(text: str) -> str:
@@ -338,6 +329,6 @@ def test_a_secret_in_a_test_name_is_masked_in_both_of_its_file_names(tmp_path: P
     folder = tmp_path / "cassettes" / "test_user"
     folder.mkdir(parents=True)
     (folder / "other.yaml").touch()
-    path = paths.cassette_path(Item(), "cassettes", None, mask)  # type: ignore[arg-type]
+    path = paths.cassette_path(item, "cassettes", None, mask)
     assert key not in path.name and "-SECRET-" in path.name, path.name  # "<>" made safe
-    assert seen == [Item.name]
+    assert seen == [item.name]
