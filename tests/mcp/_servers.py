@@ -15,11 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-TOOLS_SOURCE = '''
-from mcp.server import MCPServer
-
-server = MCPServer("calc")
-
+CALC_TOOLS = '''
 
 @server.tool()
 def add(a: int, b: int) -> int:
@@ -32,6 +28,17 @@ def shout(text: str) -> str:
     """The text in capitals."""
     return text.upper()
 '''
+"""The calculator's two tools, on a ``server`` the source before them makes (an
+``MCPServer`` here, mcp 1's ``FastMCP`` in tests/mcp/mcp1)."""
+
+TOOLS_SOURCE = (
+    """
+from mcp.server import MCPServer
+
+server = MCPServer("calc")
+"""
+    + CALC_TOOLS
+)
 
 WORDS_SCRIPT = '''
 from mcp.server import MCPServer

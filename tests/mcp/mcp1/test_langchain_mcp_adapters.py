@@ -35,31 +35,23 @@ from packaging.version import Version
 # imports as a package and fails only in its client (``RequestContext``).
 pytest.importorskip("langchain_mcp_adapters.client")
 
-from tests.mcp._servers import free_port
+from tests.mcp._servers import CALC_TOOLS, free_port
 
 pytest_plugins = ["pytester"]
 
-CALC_SCRIPT = '''
+CALC_SCRIPT = (
+    """
 from mcp.server.fastmcp import FastMCP
 
 server = FastMCP("calc")
-
-
-@server.tool()
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
-
-
-@server.tool()
-def shout(text: str) -> str:
-    """The text in capitals."""
-    return text.upper()
-
+"""
+    + CALC_TOOLS
+    + """
 
 if __name__ == "__main__":
     server.run("stdio")
-'''
+"""
+)
 
 
 WORDS_SCRIPT = '''
