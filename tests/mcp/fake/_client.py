@@ -11,6 +11,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 from pytest_agentreplay.mcp.fake import FakeToolServer
 
+CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+"""The input schema of the tests' weather tools: one required city."""
+
 
 @asynccontextmanager
 async def session(tools: FakeToolServer, transport: str) -> AsyncIterator[ClientSession]:

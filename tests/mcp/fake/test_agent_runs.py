@@ -14,25 +14,12 @@ from pytest_agentreplay import FakeModel, Reply, invariants
 from pytest_agentreplay.mcp.fake import FakeToolServer, ToolFault
 from pytest_agentreplay.runlog import RunLog, StepCompleted, ToolCalled, ToolResulted
 
+from ._client import CITY
 from ._frameworks import openai_agents_server, pydantic_ai_toolset
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("framework_env")]
 
-CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 LEEDS = {"city": "Leeds"}
-
-
-@pytest.fixture(autouse=True)
-def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-anthropic-key")
-    monkeypatch.setenv("OPENAI_API_KEY", "test-openai-key")
-
-
-@pytest.fixture(autouse=True)
-def _no_tracing() -> None:
-    from agents import set_tracing_disabled
-
-    set_tracing_disabled(True)  # tracing would POST to api.openai.com/v1/traces/ingest
 
 
 async def _ended(tools: FakeToolServer) -> None:

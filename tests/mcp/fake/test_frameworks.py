@@ -3,8 +3,8 @@
 and openai-agents' ``MCPServerStreamableHttp`` / ``MCPServerStdio``, each over Streamable
 HTTP (in-process) and over stdio (a spawned relay), with the model from a fake model.
 
-(langchain-mcp-adapters 0.3 does not import with mcp 2: it imports ``mcp.server.fastmcp``
-and ``mcp.shared.context.RequestContext``, which mcp 2 removed.)"""
+(langchain-mcp-adapters needs mcp 1: tests/mcp/mcp1 runs it on the fake, in the mcp1
+nox session.)"""
 
 from __future__ import annotations
 
@@ -13,25 +13,10 @@ import pytest
 from pytest_agentreplay import FakeModel, Reply
 from pytest_agentreplay.mcp.fake import FakeToolServer
 
+from ._client import CITY
 from ._frameworks import openai_agents_server, pydantic_ai_toolset
 
-CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
-
-
-pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(autouse=True)
-def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-anthropic-key")
-    monkeypatch.setenv("OPENAI_API_KEY", "test-openai-key")
-
-
-@pytest.fixture(autouse=True)
-def _no_tracing() -> None:
-    from agents import set_tracing_disabled
-
-    set_tracing_disabled(True)  # tracing would POST to api.openai.com/v1/traces/ingest
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("framework_env")]
 
 
 def _weather(tools: FakeToolServer) -> None:

@@ -12,11 +12,10 @@ from mcp.shared.exceptions import MCPError
 
 from pytest_agentreplay.mcp.fake import FakeToolServer, ToolScriptError
 
-from ._client import session
+from ._client import CITY, session
 
 pytest_plugins = ["pytester"]
 
-CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 FORECAST = {
     "type": "object",
     "properties": {"days": {"type": "array", "items": {"type": "number"}}},

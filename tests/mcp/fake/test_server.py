@@ -13,11 +13,10 @@ from mcp import types
 
 from pytest_agentreplay.mcp.fake import FakeToolServer
 
-from ._client import session
+from ._client import CITY, session
 
 pytestmark = pytest.mark.anyio
 
-CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 FORECAST = {
     "type": "object",
     "properties": {
