@@ -167,32 +167,29 @@ class Delivery:
         """Sync delivery, in the client's thread. An event that cannot be sent (a bad
         line deep in a cassette's stream, read as replay reaches it) ends the call
         ``cut`` after the events before it, and its error reaches the client."""
-        try:
-            yield from self._iterate()
-        except Exception:
-            self.end("cut")  # the first ending counts: a fault already logged stays
-            raise
-
-    def _iterate(self) -> Iterator[bytes]:
         self._chunks = chunks = self._iter_chunks(self._wait_sync)
-        if not self._paced:
-            for chunk, complete in chunks:
+        try:
+            if not self._paced:
+                for chunk, complete in chunks:
+                    if self.ended is not None:
+                        return
+                    self.events_sent = complete
+                    yield chunk
+                self._finish()
+                return
+            start = time.monotonic()
+            for i, (chunk, complete) in enumerate(chunks):
+                pause = self._pause(i, complete, start)
+                if pause > 0:
+                    time.sleep(pause)
                 if self.ended is not None:
                     return
                 self.events_sent = complete
                 yield chunk
             self._finish()
-            return
-        start = time.monotonic()
-        for i, (chunk, complete) in enumerate(chunks):
-            pause = self._pause(i, complete, start)
-            if pause > 0:
-                time.sleep(pause)
-            if self.ended is not None:
-                return
-            self.events_sent = complete
-            yield chunk
-        self._finish()
+        except Exception:
+            self.end("cut")  # the first ending counts: a fault already logged stays
+            raise
 
     def _pause(self, index: int, complete: int, start: float) -> float:
         """How long to wait before handing over chunk ``index`` (pacing)."""
