@@ -29,6 +29,7 @@ MAX_DEPTH = 100
 
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 _TOKENS_B = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_OPENERS = (b"{", b"[")
 
 
 def depth(text: str | bytes, stop: int = MAX_DEPTH) -> int:
@@ -36,12 +37,13 @@ def depth(text: str | bytes, stop: int = MAX_DEPTH) -> int:
     past ``stop``. Not a validator: brackets of text that is not JSON count too."""
     if isinstance(text, str):
         brackets = text.count("[") + text.count("{")
-        tokens: Iterator[re.Match[str]] | Iterator[re.Match[bytes]] = _TOKENS.finditer(text)
     else:
         brackets = text.count(b"[") + text.count(b"{")
-        tokens = _TOKENS_B.finditer(text)
     if brackets <= stop:
         return brackets  # no deeper than there are brackets to open
+    tokens: Iterator[re.Match[str]] | Iterator[re.Match[bytes]] = (
+        _TOKENS.finditer(text) if isinstance(text, str) else _TOKENS_B.finditer(text)
+    )
     level = deepest = 0
     for token in tokens:
         char = token.group()[:1]
@@ -61,6 +63,10 @@ def loads(text: str | bytes, **kwargs: Any) -> Any:
     :class:`~.errors.TooDeepError` (a ``ValueError``), never a ``RecursionError``."""
     if depth(text) > MAX_DEPTH:
         raise TooDeepError(MAX_DEPTH)
+    if isinstance(text, bytes) and text[:1] in _OPENERS and text[1:2] != b"\x00":
+        # What json.loads decodes such bytes as (no BOM, no NUL among the first two: its
+        # detect_encoding says UTF-8), without asking: a fake reads every request so.
+        text = text.decode("utf-8", "surrogatepass")
     try:
         return json.loads(text, **kwargs)
     except RecursionError:  # a deep stack already: the limit could not be reached

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from ..errors import CodecError
 from ..neutral import Fault, ModelCall, Provider, Reply, Request, reply_source
-from ..providers import codec_for, detect, token_count, unspoken
+from ..providers import codec_for, detect, target, token_count, unspoken
 from ..providers.base import Codec, IdFactory, RenderContext, json_data
 from ..providers.catalog import DEFAULT_HOSTS
 from ..transport import answer
@@ -45,6 +45,26 @@ class _Route:
     port: int | None
     base_path: str
     provider: Provider | None
+
+
+_OWN_PORT = _Route("", None, "", None)
+"""The route of a request on the fake's own port (``listen()``): it names no host served."""
+
+
+@dataclass(frozen=True)
+class _Decision:
+    """What a fake makes of a ``method url``: the route that claims it (``None``: not
+    served by host), the provider whose token count or model call it is, and its target
+    (path and query, as a codec reads it). A pure function of the method, the URL and
+    the routes: remembered per fake (:meth:`FakeModel._decide`)."""
+
+    route: _Route | None
+    counter: Provider | None
+    provider: Provider | None
+    target: str
+
+
+_DECISIONS_KEPT = 256  # distinct method + URL pairs remembered per fake (a test uses a few)
 
 
 class FakeModel(Serving):
@@ -85,6 +105,8 @@ class FakeModel(Serving):
         self.requests: list[Request] = self._log.requests
         # replaced, never changed in place: a call reads it without the lock
         self._routes = tuple(_Route(h.lower(), None, "", None) for h in hosts)
+        # what each method + URL was found to be, for these routes (replaced with them)
+        self._decisions: dict[tuple[str, str], _Decision] = {}
         self._ids = IdFactory(seed)
         self._lock = threading.Lock()
         self._problems: list[str] = []
@@ -142,6 +164,7 @@ class FakeModel(Serving):
         route = _Route(parts.hostname.lower(), parts.port, parts.path.rstrip("/"), provider)
         with self._lock:
             self._routes = (*self._routes, route)
+            self._decisions = {}
         return self
 
     def listen(self, *, host: str = "127.0.0.1", port: int = 0) -> FakeServer[FakeModel]:
@@ -304,7 +327,31 @@ class FakeModel(Serving):
     # --- serving (the Handler protocol) ---------------------------------------------
 
     def claims(self, request: HTTPRequest) -> bool:
-        return self._route_for(request) is not None
+        return self._decide(request).route is not None
+
+    def _decide(self, request: HTTPRequest) -> _Decision:
+        """What ``request``'s method and URL are to this fake, remembered: the router
+        asks :meth:`claims`, then :meth:`respond` asks again, on every call."""
+        decisions = self._decisions  # first: a decision made as routes change is dropped
+        key = (request.method, request.url)
+        decision = decisions.get(key)
+        if decision is None:
+            decision = self._decision(request)
+            if len(decisions) >= _DECISIONS_KEPT:
+                decisions.clear()
+            decisions[key] = decision
+        return decision
+
+    def _decision(self, request: HTTPRequest) -> _Decision:
+        route = self._route_for(request)
+        path = request.path
+        served = route or _OWN_PORT
+        provider = (
+            served.provider
+            or detect(request.method, path[len(served.base_path) :] or "/")
+            or detect(request.method, path)
+        )
+        return _Decision(route, token_count(request.method, path), provider, target(request.url))
 
     def _route_for(self, request: HTTPRequest) -> _Route | None:
         parts = request.url_parts
@@ -319,21 +366,14 @@ class FakeModel(Serving):
         return None
 
     def respond(self, request: HTTPRequest) -> Playback | Deferred:
-        # A request on the fake's own port (listen()) names no host it serves.
-        route = self._route_for(request) or _Route("", None, "", None)
-        counter = token_count(request.method, request.path)
-        if counter is not None:
-            return self._count_tokens(request, codec_for(counter))
-        provider = (
-            route.provider
-            or detect(request.method, request.path[len(route.base_path) :] or "/")
-            or detect(request.method, request.path)
-        )
-        if provider is None:
+        decision = self._decide(request)
+        if decision.counter is not None:
+            return self._count_tokens(request, codec_for(decision.counter))
+        if decision.provider is None:
             return self._not_a_model_call(request)
-        codec = codec_for(provider)
+        codec = codec_for(decision.provider)
         try:
-            parsed = self._parse(codec, request)
+            parsed = self._parse_at(codec, request, decision.target)
         except (ValueError, CodecError) as exc:
             return self._unexpected(request, f"its body is not a valid request: {exc}", codec=codec)
         index = self._log.open(request, parsed)

@@ -199,6 +199,8 @@ class Holds:
 
     def take_block(self, index: int) -> tuple[Gate, int | None] | None:
         """The hold for call ``index``, arriving now (once), if :meth:`block` set one."""
+        if self._block is None:  # the usual call: nothing to take, no lock to take it under
+            return None
         with self._lock:
             block, self._block = self._block, None
             if block is not None:
@@ -298,8 +300,7 @@ class CallLog:
 
     def forgotten(self, index: int) -> bool:
         """Whether call ``index`` arrived before the last :meth:`reset`."""
-        with self._lock:
-            return index < self._base
+        return index < self._base  # one read of a number :meth:`reset` replaces
 
     def answered(self, index: int, status: int | None) -> None:
         """The status call ``index`` is answered with (``None``: no response at all)."""

@@ -42,10 +42,14 @@ class Serving:
         """``request`` as ``codec`` reads it, knowing where it was sent (an empty or
         non-object body reads as ``{}``); ``ValueError`` or
         :class:`~..errors.CodecError` for a body that is no valid request."""
+        return Serving._parse_at(codec, request, target(request.url))
+
+    @staticmethod
+    def _parse_at(codec: Codec, request: HTTPRequest, where: str) -> Request:
+        """:meth:`_parse`, knowing already where the request was sent (``where``: its
+        path and query)."""
         body = request.json()
-        return codec.parse_call(
-            request.method, target(request.url), body if isinstance(body, dict) else {}
-        )
+        return codec.parse_call(request.method, where, body if isinstance(body, dict) else {})
 
     def respond(self, request: HTTPRequest) -> Playback | Deferred:
         """The response to ``request``, for a sync client."""

@@ -50,7 +50,9 @@ class Delivery:
         self.faults = faults
         self.events_sent = 0
         self.ended: str | None = None
-        self._wake = threading.Event()
+        # what a hang-up sets to stop a wait at a gate: a body without gates never waits
+        # (an Event is most of what a Delivery costs to build: bench/ W5)
+        self._wake = threading.Event() if playback.gates else None
         self._lock = threading.Lock()
         self._closing = False
         self._chunks: Iterator[tuple[bytes, int]] | None = None
@@ -65,23 +67,25 @@ class Delivery:
 
     def hang_up(self) -> None:
         """The client went away mid-body: an unfinished call becomes ``cancelled``."""
-        self._closing = True
-        self._wake.set()
+        self._stop_waiting()
         self.end("cancelled")
+
+    def _stop_waiting(self) -> None:
+        self._closing = True
+        if self._wake is not None:
+            self._wake.set()
 
     def wake(self) -> None:
         """Stop waiting at gates now, without ending the call: the caller noticed the
         client may be gone and decides at its next write (the port server, which must
         not count a client that read every byte as hung up)."""
-        self._closing = True
-        self._wake.set()
+        self._stop_waiting()
 
     def close(self) -> None:
         """The client closed the response (normally or early)."""
         if self.ended is not None:
             return
-        self._closing = True
-        self._wake.set()
+        self._stop_waiting()
         chunks = self._chunks
         if chunks is None:  # never read: hung up on, unless there was nothing to read
             empty = isinstance(self.playback.events, list) and not self.playback.events
@@ -201,7 +205,10 @@ class Delivery:
         return pause
 
     def _wait_sync(self, gate: Gate) -> None:
-        gate.wait(self._wake)
+        wake = self._wake  # made with the delivery when its playback has gates: always here
+        if wake is None:
+            wake = self._wake = threading.Event()
+        gate.wait(wake)
 
     async def aiterate(self) -> AsyncIterator[bytes]:
         """Async delivery; cancellation while waiting or pacing counts as a hang-up."""

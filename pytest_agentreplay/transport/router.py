@@ -145,22 +145,31 @@ class Router:
     """Hides secrets in what an :class:`EgressBlocked` message names (the plugin sets
     the session scrubber's; the transport layer cannot know the rules itself)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # The handlers newest first, replaced (never changed in place) by add() and remove():
+    # a request reads it without the lock (bench/ W5: every fake call routes).
+    _newest_first: tuple[Handler, ...] = field(default=(), repr=False)
+
+    def __post_init__(self) -> None:
+        self._newest_first = tuple(reversed(self.handlers))
 
     def add(self, handler: Handler) -> None:
         """Add a handler; the newest handler wins when several claim a request."""
         with self._lock:
             self.handlers.append(handler)
+            self._newest_first = tuple(reversed(self.handlers))
 
     def remove(self, handler: Handler) -> None:
         with self._lock:
             if handler in self.handlers:
                 self.handlers.remove(handler)
+            self._newest_first = tuple(reversed(self.handlers))
 
     def route(self, request: HTTPRequest) -> Handler | None:
         """The newest handler that claims ``request``."""
-        with self._lock:
-            handlers = list(self.handlers)
-        return next((h for h in reversed(handlers) if h.claims(request)), None)
+        for handler in self._newest_first:
+            if handler.claims(request):
+                return handler
+        return None
 
     def allows(self, host: str) -> bool:
         """Whether a live connection to ``host`` is allowed under this router."""
@@ -248,7 +257,7 @@ def _blocking_router() -> Router | None:
 
 def _view(family: Family, request: Any, content: bytes) -> HTTPRequest:
     """``request`` of ``family``'s module as a handler sees it."""
-    headers = tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw)
+    headers = tuple([(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw])
     return HTTPRequest(
         method=request.method,
         url=str(request.url),
