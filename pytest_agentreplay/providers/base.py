@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from .. import jsonparse
 from ..errors import CodecError
-from ..sse import LineEnd, SSEEvent
+from ..sse import LineEnd, SSEEncoder, SSEEvent
 from .catalog import CATALOG
 
 if TYPE_CHECKING:  # the reply model (pydantic) is loaded by the codecs, not by replay
@@ -327,6 +327,12 @@ class Codec(ABC):
         """:meth:`render_events` as an iterator; codecs render lazily where they can,
         so the time to the first event does not grow with the reply."""
         return iter(self.render_events(reply, ctx))
+
+    def iter_wire(self, reply: Reply, ctx: RenderContext) -> Iterator[bytes]:
+        """:meth:`iter_events` as the bytes of the stream, event by event (lines ended
+        with :attr:`sse_line_end`): what a fake sends when no fault or added field
+        changes the events. A codec may write the bytes without building the events."""
+        return map(SSEEncoder(line_end=self.sse_line_end).encode, self.iter_events(reply, ctx))
 
     @abstractmethod
     def fold_detailed(self, events: Sequence[SSEEvent], *, strict: bool = False) -> Folded:

@@ -45,6 +45,7 @@ __all__ = [
     "FoldRole",
     "FolderCodec",
     "RenderRole",
+    "WireRenderRole",
     "ReplyRole",
     "RequestRole",
     "Roles",
@@ -76,6 +77,16 @@ class RenderRole(Protocol):
 
     def iter_events(self, codec: Codec, reply: Reply, ctx: RenderContext) -> Iterator[SSEEvent]:
         """The SSE events, lazily; they fold to exactly :meth:`render_body`'s JSON."""
+
+
+class WireRenderRole(RenderRole, Protocol):
+    """A ``render.py`` that also writes its stream as bytes, each event in one step,
+    without building the events (``iter_wire``): the fake's stream without a fault."""
+
+    def iter_wire(self, codec: Codec, reply: Reply, ctx: RenderContext) -> Iterator[bytes]:
+        """:meth:`RenderRole.iter_events`, each event as the bytes
+        :class:`~..sse.SSEEncoder` writes for it (lines ended with the codec's
+        ``sse_line_end``)."""
 
 
 class FoldRole(Protocol):
@@ -169,6 +180,16 @@ class FolderCodec(Codec):
         length of the reply. A reply the format cannot send is refused at once."""
         self.check_renders(reply)
         return self.roles.render.iter_events(self, reply, ctx)
+
+    def iter_wire(self, reply: Reply, ctx: RenderContext) -> Iterator[bytes]:
+        """:meth:`iter_events` as the bytes sent: written by the render role in one step
+        per event where it offers ``iter_wire`` (a :class:`WireRenderRole`), else each
+        event encoded. A reply the format cannot send is refused at once."""
+        wire = getattr(self.roles.render, "iter_wire", None)
+        if wire is None:
+            return super().iter_wire(reply, ctx)
+        self.check_renders(reply)
+        return wire(self, reply, ctx)  # type: ignore[no-any-return]
 
     def fold_detailed(self, events: Sequence[SSEEvent], *, strict: bool = False) -> Folded:
         """The final JSON of a stream, as the provider's SDK accumulates it."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain, islice
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import jsonparse
 from ..providers.base import Codec, RenderContext, json_data
@@ -53,6 +53,7 @@ __all__ = [
 ]
 
 OnEnd = Callable[[str, int], None]
+T = TypeVar("T")
 
 
 @dataclass
@@ -293,13 +294,30 @@ def for_reply(
         else reply
     )
     codec.check_renders(content)
+    if streaming and fault is None and not reply.event_fields:
+        return _plain_stream(codec, _primed(codec.iter_wire(content, ctx)), ctx, plan)
     if streaming:
         events = _primed(codec.iter_events(content, ctx))
         return for_events(codec, events, fault, ctx, plan, event_fields=reply.event_fields)
     return _json_reply(codec, content, fault, ctx, plan)
 
 
-def _primed(events: Iterator[SSEEvent]) -> Iterator[SSEEvent]:
+def _plain_stream(codec: Codec, wire: Iterator[bytes], ctx: RenderContext, plan: Plan) -> Playback:
+    """A reply's stream played to its end, no fault, no added field: :func:`for_events`
+    of its events, but the codec writes each event's bytes itself (``iter_wire``), so
+    no event object is built and encoded on the way (bench/ W5)."""
+    return Playback(
+        status=200,
+        headers=_headers(codec, ctx, streaming=True),
+        events=wire,
+        chunker=plan.chunker,
+        gates=dict(plan.extra_gates),
+        delay=plan.delay,
+        on_end=plan.on_end,
+    )
+
+
+def _primed(events: Iterator[T]) -> Iterator[T]:
     """Render the first event now, before the headers draw their request id, so a
     stream draws ids in the same order as the JSON body (same seed, same ids)."""
     first = next(events, None)
