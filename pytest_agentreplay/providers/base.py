@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from .. import jsonparse
 from ..errors import CodecError
-from ..sse import LineEnd, SSEEncoder, SSEEvent
+from ..sse import LineEnd, SSEEncoder, SSEEvent, event_bytes
 from .catalog import CATALOG
 
 if TYPE_CHECKING:  # the reply model (pydantic) is loaded by the codecs, not by replay
@@ -195,6 +195,20 @@ def json_data(payload: Any) -> str:
     return _encode_compact(payload)
 
 
+def _encoded(events: Iterator[SSEEvent], line_end: LineEnd) -> Iterator[bytes]:
+    """``events`` as :class:`~..sse.SSEEncoder` writes them, the usual event (no id or
+    retry) in one step (:func:`~..sse.event_bytes`); from the first id on, the encoder
+    writes every event, as it tracks the last id."""
+    encoder = SSEEncoder(line_end=line_end)
+    ids = False
+    for event in events:
+        ids = ids or bool(event.id)
+        if ids or event.retry is not None:
+            yield encoder.encode(event)
+        else:
+            yield event_bytes(event.data, event.event, line_end)
+
+
 @dataclass
 class RenderContext:
     """Everything variable a codec needs to render one reply.
@@ -332,7 +346,7 @@ class Codec(ABC):
         """:meth:`iter_events` as the bytes of the stream, event by event (lines ended
         with :attr:`sse_line_end`): what a fake sends when no fault or added field
         changes the events. A codec may write the bytes without building the events."""
-        return map(SSEEncoder(line_end=self.sse_line_end).encode, self.iter_events(reply, ctx))
+        return _encoded(self.iter_events(reply, ctx), self.sse_line_end)
 
     @abstractmethod
     def fold_detailed(self, events: Sequence[SSEEvent], *, strict: bool = False) -> Folded:

@@ -45,10 +45,10 @@ __all__ = [
     "FoldRole",
     "FolderCodec",
     "RenderRole",
-    "WireRenderRole",
     "ReplyRole",
     "RequestRole",
     "Roles",
+    "WireRenderRole",
     "asked_model",
 ]
 

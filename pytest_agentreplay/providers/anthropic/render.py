@@ -178,8 +178,7 @@ def _stream(reply: Reply, ctx: RenderContext, emit: Callable[[str, str], T]) -> 
         for delta in delta_data(block, ctx):
             yield emit("content_block_delta", f"{head}{delta}}}")
         yield emit("content_block_stop", _data("content_block_stop", {"index": index}))
-    delta = _message_delta(reply, plan, ctx)
-    yield emit("message_delta", _data("message_delta", delta))
+    yield emit("message_delta", _data("message_delta", _message_delta(reply, plan, ctx)))
     yield emit("message_stop", _data("message_stop", {}))
 
 

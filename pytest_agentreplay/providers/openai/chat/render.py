@@ -13,15 +13,17 @@ from __future__ import annotations
 import functools
 import hashlib
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeVar, cast
 
 from ....neutral import Part, Reply, StopReason, Text, Thinking, ToolCall, Usage
-from ....sse import SSEEvent
+from ....sse import SSEEvent, event_bytes
 from ...base import Codec, RenderContext, digits, iter_text, json_data, split_json
 
-__all__ = ["ReasoningField", "iter_events", "render_body"]
+__all__ = ["ReasoningField", "iter_events", "iter_wire", "render_body"]
+
+T = TypeVar("T")
 
 ReasoningField = Literal["reasoning_content", "reasoning"]
 """Where a host streams reasoning: ``reasoning_content`` (DeepSeek), ``reasoning``
@@ -188,6 +190,21 @@ def render_body(codec: Codec, reply: Reply, ctx: RenderContext) -> dict[str, Any
 def iter_events(codec: Codec, reply: Reply, ctx: RenderContext) -> Iterator[SSEEvent]:
     """The ``chat.completion.chunk`` stream for ``reply``, ``[DONE]`` included, lazily:
     text is cut as the events are taken."""
+    return _stream(codec, reply, ctx, SSEEvent)
+
+
+def iter_wire(codec: Codec, reply: Reply, ctx: RenderContext) -> Iterator[bytes]:
+    """:func:`iter_events` as the bytes sent, each event written in one step (no event
+    object built and then encoded: a fake's stream without a fault)."""
+    line_end = codec.sse_line_end
+    return _stream(codec, reply, ctx, lambda data: event_bytes(data, None, line_end))
+
+
+def _stream(
+    codec: Codec, reply: Reply, ctx: RenderContext, emit: Callable[[str], T]
+) -> Iterator[T]:
+    """The chunks of the stream for ``reply``, each as ``emit(data)`` makes it (the
+    events have no name)."""
     plan = _plan(codec, reply, ctx)
     options = _stream_options(ctx)
     include_usage = options.get("include_usage") is True
@@ -213,13 +230,13 @@ def iter_events(codec: Codec, reply: Reply, ctx: RenderContext) -> Iterator[SSEE
         if obfuscate:  # base-62 digits: a JSON string as they are
             pad = _obfuscation(f"{plan.id}:{n}", _delta_chars(chunk_choices[0]["delta"]))
             tail = f'{usage},"obfuscation":"{pad}"'
-        yield SSEEvent(data=f"{head}{json_data(chunk_choices)}{tail}}}")
+        yield emit(f"{head}{json_data(chunk_choices)}{tail}}}")
     if include_usage:
         chunk = {**_chunk(plan, []), "usage": plan.usage}
         if obfuscate:
             chunk["obfuscation"] = _obfuscation(f"{plan.id}:usage", 0)
-        yield SSEEvent(data=json_data(chunk))
-    yield SSEEvent(data="[DONE]")
+        yield emit(json_data(chunk))
+    yield emit("[DONE]")
 
 
 def _chunk(plan: _Plan, choices: list[dict[str, Any]]) -> dict[str, Any]:
