@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -43,15 +43,46 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class HTTPRequest:
-    """A request as a handler sees it, whatever client module sent it."""
+    """A request as a handler sees it, whatever client module sent it.
+
+    Two requests are equal when their fields are, whichever way each was made (see
+    :meth:`from_wire`)."""
 
     method: str
     url: str
     headers: tuple[tuple[str, str], ...] = field(repr=False)  # credentials: never shown
     content: bytes = field(repr=False)
     family: str = ""
+
+    @staticmethod
+    def from_wire(
+        method: str,
+        url: str,
+        raw_headers: Sequence[tuple[bytes, bytes]],
+        content: bytes,
+        family: str,
+    ) -> HTTPRequest:
+        """A request whose headers, as the client module holds them (bytes), are decoded
+        (latin-1) when first read: a fake's call reads them only when its log is read
+        (bench/ W5: an SDK sends about twenty)."""
+        request = object.__new__(_WireRequest)
+        request.__dict__.update(
+            method=method, url=url, content=content, family=family, _raw_headers=raw_headers
+        )
+        return request
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.method, self.url, self.headers, self.content, self.family)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, HTTPRequest):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
 
     def __repr__(self) -> str:
         # Tracebacks show it: its query, fragment and userinfo may hold credentials
@@ -83,6 +114,25 @@ class HTTPRequest:
     def json(self) -> Any:
         """The body parsed as JSON; ``None`` for an empty body."""
         return jsonparse.loads(self.content) if self.content else None
+
+
+class _WireRequest(HTTPRequest):
+    """:meth:`HTTPRequest.from_wire`'s request: its headers decoded when first read."""
+
+    @property
+    def headers(self) -> tuple[tuple[str, str], ...]:
+        fields = self.__dict__
+        headers: tuple[tuple[str, str], ...] | None = fields.get("_headers")
+        if headers is None:  # two threads may both decode: the same tuple either way
+            raw = fields["_raw_headers"]
+            headers = tuple([(k.decode("latin-1"), v.decode("latin-1")) for k, v in raw])
+            fields["_headers"] = headers
+        return headers
+
+    @headers.setter
+    def headers(self, value: tuple[tuple[str, str], ...]) -> None:
+        # what the dataclass's __init__ sets (a copy made with dataclasses.replace)
+        self.__dict__["_headers"] = value
 
 
 @dataclass
@@ -257,13 +307,8 @@ def _blocking_router() -> Router | None:
 
 def _view(family: Family, request: Any, content: bytes) -> HTTPRequest:
     """``request`` of ``family``'s module as a handler sees it."""
-    headers = tuple([(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw])
-    return HTTPRequest(
-        method=request.method,
-        url=str(request.url),
-        headers=headers,
-        content=content,
-        family=family.name,
+    return HTTPRequest.from_wire(
+        request.method, str(request.url), request.headers.raw, content, family.name
     )
 
 
