@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -43,3 +44,42 @@ def test_whatever_json_loads_reads_within_the_limit_parses_the_same(value: objec
     text = json.dumps(value)
     assert jsonparse.loads(text) == json.loads(text)
     assert jsonparse.loads(text.encode()) == json.loads(text)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"a": "\xff"}',  # not UTF-8
+        b'{"a": "\xed\xa0\x80"}',  # a lone surrogate, as json.loads lets through
+        b'{\x00"a": 1}',  # a NUL second: read as UTF-16 by json.loads
+        '{"a": 1}'.encode("utf-16-le"),
+        '{"a": 1}'.encode("utf-16"),  # with its BOM
+        b'\xef\xbb\xbf{"a": 1}',  # UTF-8 with a BOM
+        b"{",
+        b"[1, 2",
+        b'{"a": 1} x',
+        b"{}",
+    ],
+)
+def test_bytes_read_as_json_loads_reads_them_same_value_or_same_error(body: bytes) -> None:
+    """A body of bytes is decoded as UTF-8 by jsonparse itself when json.loads would (a
+    fake reads every request so): the value, or the error type and message, are the same."""
+    try:
+        expected = json.loads(body)
+    except ValueError as exc:
+        with pytest.raises(type(exc)) as raised:
+            jsonparse.loads(body)
+        assert str(raised.value) == str(exc)
+        return
+    assert jsonparse.loads(body) == expected
+
+
+@given(st.binary(max_size=40).map(lambda b: b"{" + b))
+def test_any_bytes_opening_an_object_read_as_json_loads_reads_them(body: bytes) -> None:
+    def outcome(loads: Any) -> object:
+        try:
+            return loads(body)
+        except ValueError as exc:
+            return (type(exc), str(exc))
+
+    assert outcome(jsonparse.loads) == outcome(json.loads)

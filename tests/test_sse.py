@@ -376,3 +376,24 @@ def test_corpus_comments_are_kept_when_asked() -> None:
     first = sse.decode(item.body, keep_comments=True).events[0]
     # Each is a block of comments only: its blank line is kept as a None (issue 18).
     assert first.comments == ("OPENROUTER PROCESSING", None) * 17
+
+
+# --- one event written in one step (a fake's stream) --------------------------------
+
+
+@given(
+    _DATA | st.text(max_size=20),
+    st.none() | st.text(max_size=12),
+    st.sampled_from(["\n", "\r\n", "\r"]),
+)
+def test_event_bytes_writes_what_the_encoder_writes_or_fails_as_it_does(
+    data: str, name: str | None, line_end: sse.LineEnd
+) -> None:
+    event = SSEEvent(data=data, event=name)
+    try:
+        expected = sse.SSEEncoder(line_end=line_end).encode(event)
+    except SSEEncodeError as exc:
+        with pytest.raises(SSEEncodeError, match=re.escape(str(exc))):
+            sse.event_bytes(data, name, line_end)
+        return
+    assert sse.event_bytes(data, name, line_end) == expected

@@ -184,9 +184,10 @@ class FolderCodec(Codec):
     def iter_wire(self, reply: Reply, ctx: RenderContext) -> Iterator[bytes]:
         """:meth:`iter_events` as the bytes sent: written by the render role in one step
         per event where it offers ``iter_wire`` (a :class:`WireRenderRole`), else each
-        event encoded. A reply the format cannot send is refused at once."""
+        event encoded (always, for a subclass that renders its own events). A reply the
+        format cannot send is refused at once."""
         wire = getattr(self.roles.render, "iter_wire", None)
-        if wire is None:
+        if wire is None or type(self).iter_events is not FolderCodec.iter_events:
             return super().iter_wire(reply, ctx)
         self.check_renders(reply)
         return wire(self, reply, ctx)  # type: ignore[no-any-return]

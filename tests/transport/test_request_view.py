@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from pytest_agentreplay.transport.router import HTTPRequest
 
 
@@ -31,3 +33,37 @@ def test_a_split_request_still_equals_and_copies_as_an_unsplit_one() -> None:
     moved = dataclasses.replace(split, url="https://other/v2/b")
     assert (moved.host, moved.path) == ("other", "/v2/b")  # not the copied split
     assert "key" not in repr(_request("https://h/p?key=sk-secret"))
+
+
+def _wire(url: str = "https://h/v1/a?x=1") -> HTTPRequest:
+    """A request as the patched transports make it: headers as the client holds them."""
+    return HTTPRequest.from_wire(
+        "POST", url, [(b"X-Api-Key", b"sk-secret"), (b"X-Name", b"caf\xe9")], b"{}", "httpx2"
+    )
+
+
+def test_a_request_from_the_wire_reads_its_headers_decoded_as_latin_1() -> None:
+    request = _wire()
+    assert request.headers == (("X-Api-Key", "sk-secret"), ("X-Name", "café"))
+    assert request.header("x-name") == "café"
+    assert request.headers is request.headers  # decoded once
+
+
+def test_a_request_from_the_wire_equals_copies_and_shows_as_one_built_whole() -> None:
+    whole = HTTPRequest(
+        "POST",
+        "https://h/v1/a?x=1",
+        (("X-Api-Key", "sk-secret"), ("X-Name", "café")),
+        b"{}",
+        "httpx2",
+    )
+    wire = _wire()
+    assert wire == whole and whole == wire and hash(wire) == hash(whole)
+    assert {wire: 1}[whole] == 1
+    assert wire != _wire("https://h/v1/b")
+    moved = dataclasses.replace(wire, url="https://other/v2/b")
+    assert moved == dataclasses.replace(whole, url="https://other/v2/b")
+    assert (moved.host, moved.headers) == ("other", whole.headers)
+    assert repr(wire) == repr(whole) and "sk-secret" not in repr(wire)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        wire.url = "https://elsewhere/"  # type: ignore[misc]

@@ -1,0 +1,88 @@
+"""A stream's bytes written by the codec (``Codec.iter_wire``, what a fake sends when no
+fault or added field changes the events) are the bytes its events encode to: for every
+provider and the parts each can send, whether the codec writes them itself (Anthropic,
+OpenAI Chat) or encodes its events (the rest, and any codec of a user's)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_agentreplay import Reply, Usage
+from pytest_agentreplay.neutral import PROVIDERS, Provider, Request
+from pytest_agentreplay.neutral.parts import Citation, Text, Thinking, ToolCall
+from pytest_agentreplay.providers import Codec, IdFactory, RenderContext, codec_for
+from pytest_agentreplay.providers.openai.chat.codec import OpenAIChatCodec
+from pytest_agentreplay.sse import SSEEvent, encode
+
+_REQUESTS: dict[Provider, dict[str, Any]] = {
+    "anthropic": {"model": "m", "max_tokens": 5, "stop_sequences": ["X"], "messages": []},
+    "openai_chat": {"model": "m", "messages": [], "stream_options": {"include_usage": True}},
+    "openai_responses": {"model": "m", "input": "hi"},
+    "gemini": {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
+}
+
+
+def _replies(text: str) -> list[Reply]:
+    return [
+        Reply.text(text, usage=Usage(input_tokens=3, output_tokens=9)),
+        Reply.text(text),  # usage estimated from the request
+        Reply(parts=[Thinking(text=text, signature="sig"), Text(text="done")]),
+        Reply(parts=[Text(text=text), ToolCall(name="weather", args={"city": text, "n": [1.5]})]),
+        Reply(parts=[Text(text="cited", citations=[Citation(url="https://example.org/a")])]),
+        Reply(parts=[], stop="max_tokens"),
+    ]
+
+
+def _context(codec: Codec, provider: Provider) -> RenderContext:
+    request: Request = codec.parse_request(_REQUESTS[provider])
+    return RenderContext(model="fake", request=request, ids=IdFactory("wire"))
+
+
+def _codecs() -> Iterator[tuple[Provider, Codec]]:
+    for provider in PROVIDERS:
+        yield provider, codec_for(provider)
+    yield "openai_chat", OpenAIChatCodec(reasoning_field="reasoning_content")
+
+
+@pytest.mark.parametrize(("provider", "codec"), list(_codecs()))
+@given(text=st.text(max_size=60))
+def test_a_codec_writes_the_bytes_its_events_encode_to(
+    provider: Provider, codec: Codec, text: str
+) -> None:
+    for reply in _replies(text):
+        try:
+            events = codec.render_events(reply, _context(codec, provider))
+        except Exception as exc:  # a part this format cannot send: refused alike
+            with pytest.raises(type(exc), match=re.escape(str(exc))):
+                list(codec.iter_wire(reply, _context(codec, provider)))
+            continue
+        wire = b"".join(codec.iter_wire(reply, _context(codec, provider)))
+        assert wire == encode(events, line_end=codec.sse_line_end)
+        assert b"".join(Codec.iter_wire(codec, reply, _context(codec, provider))) == wire
+
+
+class _WithIds(OpenAIChatCodec):
+    """A codec of a user's whose stream sets ids and retry fields midway."""
+
+    def iter_events(self, reply: Reply, ctx: RenderContext) -> Iterator[SSEEvent]:
+        for n, event in enumerate(super().iter_events(reply, ctx)):
+            if n == 2:
+                event = SSEEvent(data=event.data, event="x", retry=3000)
+            elif n >= 3:
+                event = SSEEvent(data=event.data, id=str(n // 2))
+            yield event
+
+
+def test_a_codec_of_its_own_writes_ids_and_retry_as_the_encoder_does() -> None:
+    codec = _WithIds()
+    reply = Reply.text("one two three four five six")
+    events = list(codec.iter_events(reply, _context(codec, "openai_chat")))
+    assert any(e.id for e in events) and any(e.retry for e in events)
+    wire = b"".join(codec.iter_wire(reply, _context(codec, "openai_chat")))
+    assert wire == encode(events)
