@@ -64,22 +64,16 @@ def test_whatever_json_loads_reads_within_the_limit_parses_the_same(value: objec
 def test_bytes_read_as_json_loads_reads_them_same_value_or_same_error(body: bytes) -> None:
     """A body of bytes is decoded as UTF-8 by jsonparse itself when json.loads would (a
     fake reads every request so): the value, or the error type and message, are the same."""
-    try:
-        expected = json.loads(body)
-    except ValueError as exc:
-        with pytest.raises(type(exc)) as raised:
-            jsonparse.loads(body)
-        assert str(raised.value) == str(exc)
-        return
-    assert jsonparse.loads(body) == expected
+    assert _outcome(jsonparse.loads, body) == _outcome(json.loads, body)
 
 
 @given(st.binary(max_size=40).map(lambda b: b"{" + b))
 def test_any_bytes_opening_an_object_read_as_json_loads_reads_them(body: bytes) -> None:
-    def outcome(loads: Any) -> object:
-        try:
-            return loads(body)
-        except ValueError as exc:
-            return (type(exc), str(exc))
+    assert _outcome(jsonparse.loads, body) == _outcome(json.loads, body)
 
-    assert outcome(jsonparse.loads) == outcome(json.loads)
+
+def _outcome(loads: Any, body: bytes) -> object:
+    try:
+        return loads(body)
+    except ValueError as exc:
+        return (type(exc), str(exc))

@@ -73,10 +73,11 @@ class _WithIds(OpenAIChatCodec):
     def iter_events(self, reply: Reply, ctx: RenderContext) -> Iterator[SSEEvent]:
         for n, event in enumerate(super().iter_events(reply, ctx)):
             if n == 2:
-                event = SSEEvent(data=event.data, event="x", retry=3000)
+                yield SSEEvent(data=event.data, event="x", retry=3000)
             elif n >= 3:
-                event = SSEEvent(data=event.data, id=str(n // 2))
-            yield event
+                yield SSEEvent(data=event.data, id=str(n // 2))
+            else:
+                yield event
 
 
 def test_a_codec_of_its_own_writes_ids_and_retry_as_the_encoder_does() -> None:
