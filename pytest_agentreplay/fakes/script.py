@@ -284,6 +284,11 @@ class HTTPCall:
         return client_library(self.headers)
 
 
+_Ended = tuple[int, Request, "int | None", str, int, "Reply | None", str, HTTPCall]
+"""A finished call's log entry until it is read: (number, request, status, outcome,
+events sent, reply, URL, call)."""
+
+
 class _LoggedCall(HTTPCall):
     """:meth:`HTTPCall.of`'s call: its headers made a dict of the request's when first read."""
 
@@ -310,7 +315,7 @@ class CallLog:
         self._lock = threading.Lock()
         # A finished call's entry is built when the log is read (most tests never read
         # it; bench/ W5: the entry was a tenth of a fake call): its fields until then.
-        self._entries: dict[int, ModelCall | dict[str, Any]] = {}
+        self._entries: dict[int, ModelCall | _Ended] = {}
         self._open: dict[int, tuple[Request, str, HTTPCall]] = {}
         self._statuses: dict[int, int | None] = {}
         # Call numbers never repeat, so that a call still open at a reset() cannot end
@@ -362,18 +367,17 @@ class CallLog:
                 outcome = "http_error"
             # An error body is not an event stream: nothing of the reply was delivered.
             delivered = events_sent if request.stream and (status or 0) < 400 else 0
-            self._entries[index] = {
-                "index": index - self._base,
-                "provider": request.provider,
-                "url": url,
-                "streaming": request.stream,
-                "request": request,
-                "status": status,
-                "outcome": outcome,
-                "events_sent": delivered,
-                "reply": reply,
-                "call": call,  # its client library, read from its headers when built
-            }
+            # its client library is read from the call's headers when the entry is built
+            self._entries[index] = (
+                index - self._base,
+                request,
+                status,
+                outcome,
+                delivered,
+                reply,
+                url,
+                call,
+            )
 
     def close_open(self) -> None:
         """Log calls whose response the client never closed as ``cancelled``."""
@@ -389,9 +393,19 @@ class CallLog:
             built = []
             for i in sorted(self._entries):
                 entry = self._entries[i]
-                if isinstance(entry, dict):
-                    fields = dict(entry)
-                    call = fields.pop("call")
-                    entry = self._entries[i] = ModelCall(**fields, client=call.client)
+                if isinstance(entry, tuple):
+                    number, request, status, outcome, sent, reply, url, call = entry
+                    entry = self._entries[i] = ModelCall(
+                        index=number,
+                        provider=request.provider,
+                        url=url,
+                        streaming=request.stream,
+                        request=request,
+                        status=status,
+                        outcome=outcome,
+                        events_sent=sent,
+                        reply=reply,
+                        client=call.client,
+                    )
                 built.append(entry)
             return built
