@@ -40,6 +40,7 @@ __all__ = [
     "json_data",
     "split_json",
     "split_text",
+    "wire_writer",
 ]
 
 ERROR_EVENT_STATUS: dict[str, int] = {
@@ -193,6 +194,14 @@ def json_data(payload: Any) -> str:
     """Compact JSON for SSE ``data`` and bodies, as providers send it (no spaces,
     non-ASCII kept as UTF-8)."""
     return _encode_compact(payload)
+
+
+def wire_writer(line_end: LineEnd) -> Callable[..., bytes]:
+    """``write(data, name=None)``: the bytes of an event of data and a name only, lines
+    ended with ``line_end`` (:func:`~..sse.event_bytes`, called directly: a codec's
+    ``iter_wire`` makes each event with it, as its ``iter_events`` makes each with
+    ``SSEEvent(data, name)``)."""
+    return event_bytes if line_end == "\n" else functools.partial(event_bytes, line_end=line_end)
 
 
 def _encoded(events: Iterator[SSEEvent], line_end: LineEnd) -> Iterator[bytes]:

@@ -165,12 +165,17 @@ def deltas(block: dict[str, Any], ctx: RenderContext) -> Iterator[dict[str, Any]
         yield {"type": "signature_delta", "signature": block["signature"]}
 
 
-def delta_data(block: dict[str, Any], ctx: RenderContext) -> Iterator[str]:
-    """:func:`deltas` as the JSON each is sent as. A text delta, most of a stream, is
-    written around its encoded text: the bytes ``json_data`` writes for the object,
-    without building it (bench/ W5)."""
+def delta_data(block: dict[str, Any], ctx: RenderContext, index: int) -> Iterator[str]:
+    """The data of the ``content_block_delta`` events of block ``index``: :func:`deltas`
+    as the API sends each (``{"type":"content_block_delta","index":...,"delta":...}``).
+    The constant head is written once per block, and a text delta, most of a stream,
+    around its encoded text: the bytes ``json_data`` writes for the object, without
+    building it (bench/ W5)."""
+    head = f'{{"type":"content_block_delta","index":{index},"delta":'
     if block["type"] != "text" or block.get("citations"):
-        yield from map(json_data, deltas(block, ctx))
+        for delta in deltas(block, ctx):
+            yield f"{head}{json_data(delta)}}}"
         return
+    head = f'{head}{{"type":"text_delta","text":'
     for t in iter_text(block["text"], ctx.text_chunk):
-        yield f'{{"type":"text_delta","text":{encode_basestring(t)}}}'
+        yield f"{head}{encode_basestring(t)}}}}}"

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, cast
 
 from ....neutral import Part, Reply, StopReason, Text, Thinking, ToolCall, Usage
-from ....sse import SSEEvent, event_bytes
-from ...base import Codec, RenderContext, digits, iter_text, json_data, split_json
+from ....sse import SSEEvent
+from ...base import Codec, RenderContext, digits, iter_text, json_data, split_json, wire_writer
 
 __all__ = ["ReasoningField", "iter_events", "iter_wire", "render_body"]
 
@@ -196,8 +196,7 @@ def iter_events(codec: Codec, reply: Reply, ctx: RenderContext) -> Iterator[SSEE
 def iter_wire(codec: Codec, reply: Reply, ctx: RenderContext) -> Iterator[bytes]:
     """:func:`iter_events` as the bytes sent, each event written in one step (no event
     object built and then encoded: a fake's stream without a fault)."""
-    line_end = codec.sse_line_end
-    return _stream(codec, reply, ctx, lambda data: event_bytes(data, None, line_end))
+    return _stream(codec, reply, ctx, wire_writer(codec.sse_line_end))
 
 
 def _stream(
