@@ -28,7 +28,7 @@ from typing import Any
 from ..neutral import Fault, ModelCall, Reply, Request
 from ..transport.clients import client_library
 from ..transport.gate import Gate, wait_event_async
-from ..transport.router import HTTPRequest
+from ..transport.router import HTTPRequest, decode_headers
 
 __all__ = [
     "CallLog",
@@ -253,7 +253,10 @@ class HTTPCall:
         never read them: bench/ W5)."""
         call = object.__new__(_LoggedCall)
         call.__dict__.update(
-            method=request.method, url=request.url, content=request.content, _request=request
+            method=request.method,
+            url=request.url,
+            content=request.content,
+            _sent=request.headers_as_sent(),  # not the request: it is let go after the call
         )
         return call
 
@@ -297,7 +300,7 @@ class _LoggedCall(HTTPCall):
         fields = self.__dict__
         headers: dict[str, str] | None = fields.get("_headers")
         if headers is None:
-            headers = fields["_headers"] = dict(fields["_request"].headers)
+            headers = fields["_headers"] = dict(decode_headers(fields["_sent"]))
         return headers
 
     @headers.setter

@@ -69,9 +69,15 @@ class HTTPRequest:
         (bench/ W5: an SDK sends about twenty)."""
         request = object.__new__(_WireRequest)
         request.__dict__.update(
-            method=method, url=url, content=content, family=family, _raw_headers=raw_headers
+            method=method, url=url, content=content, family=family, _raw_headers=tuple(raw_headers)
         )
         return request
+
+    def headers_as_sent(self) -> SentHeaders:
+        """The headers, or (from :meth:`from_wire`, not read yet) the client module's
+        bytes they are decoded from (:func:`decode_headers`): what keeps them for later
+        without decoding them now, or holding on to the request."""
+        return self.headers
 
     def _fields(self) -> tuple[Any, ...]:
         return (self.method, self.url, self.headers, self.content, self.family)
@@ -116,6 +122,20 @@ class HTTPRequest:
         return jsonparse.loads(self.content) if self.content else None
 
 
+SentHeaders = tuple[tuple[str, str], ...] | Sequence[tuple[bytes, bytes]]
+"""Headers decoded, or as the client module holds them (bytes)."""
+
+
+def decode_headers(headers: SentHeaders) -> tuple[tuple[str, str], ...]:
+    """Headers as :meth:`HTTPRequest.headers_as_sent` gives them, decoded (latin-1, what
+    HTTP headers are) where they are still bytes."""
+    return tuple([(_text(k), _text(v)) for k, v in headers])
+
+
+def _text(value: str | bytes) -> str:
+    return value if isinstance(value, str) else value.decode("latin-1")
+
+
 class _WireRequest(HTTPRequest):
     """:meth:`HTTPRequest.from_wire`'s request: its headers decoded when first read."""
 
@@ -124,15 +144,18 @@ class _WireRequest(HTTPRequest):
         fields = self.__dict__
         headers: tuple[tuple[str, str], ...] | None = fields.get("_headers")
         if headers is None:  # two threads may both decode: the same tuple either way
-            raw = fields["_raw_headers"]
-            headers = tuple([(k.decode("latin-1"), v.decode("latin-1")) for k, v in raw])
-            fields["_headers"] = headers
+            headers = fields["_headers"] = decode_headers(fields["_raw_headers"])
         return headers
 
     @headers.setter
     def headers(self, value: tuple[tuple[str, str], ...]) -> None:
         # what the dataclass's __init__ sets (a copy made with dataclasses.replace)
         self.__dict__["_headers"] = value
+
+    def headers_as_sent(self) -> SentHeaders:
+        fields = self.__dict__
+        headers: tuple[tuple[str, str], ...] | None = fields.get("_headers")
+        return fields["_raw_headers"] if headers is None else headers
 
 
 @dataclass
