@@ -4,7 +4,6 @@ the package for in-process pytester runs."""
 from __future__ import annotations
 
 import asyncio
-import gc
 import importlib
 import os
 import pkgutil
@@ -17,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import pytest_agentreplay
+from tests.garbage import collect_garbage
 from tests.servers import ProviderServer, provider_server
 
 settings.register_profile(
@@ -128,6 +128,4 @@ def _collect_nested_runs(request: pytest.FixtureRequest) -> Iterator[None]:
     They are collected here, in the test that ran the nested suite."""
     yield
     if "pytester" in request.fixturenames:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ResourceWarning)
-            gc.collect()
+        collect_garbage()
