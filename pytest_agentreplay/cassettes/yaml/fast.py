@@ -195,6 +195,10 @@ class _Reader:
         self.indents = indents
         self.let_go = let_go
         self.pos = 0
+        self.seen: dict[str, tuple[Any, Any]] = {}
+        """``key: scalar`` lines read so far, and what they held: a file repeats most
+        of them (header lines, a model's name, field names with a small number), and a
+        line's text alone decides what it holds (its indent is its leading spaces)."""
 
     @classmethod
     def of_text(
@@ -212,9 +216,16 @@ class _Reader:
 
     def mapping(self, indent: int, depth: int) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
-        lines, indents = self.lines, self.indents
+        lines, indents, seen = self.lines, self.indents, self.seen
         while indents[self.pos] == indent:
             line = lines[self.pos]
+            known = seen.get(line)
+            if known is not None:  # read before: the same key and (immutable) scalar
+                if known[0] in out:
+                    raise NotCanonicalError("duplicate key")
+                out[known[0]] = known[1]
+                self.pos += 1
+                continue
             match = _KEY.match(line, indent)
             if match is None:
                 if line[indent] == "-":
@@ -227,7 +238,8 @@ class _Reader:
             self.pos += 1
             rest = line[match.end() :]
             if rest and rest[0] not in "{[|" and " #" not in rest:
-                out[key] = _scalar(rest)
+                out[key] = value = _scalar(rest)
+                seen[line] = (key, value)
             else:
                 out[key] = (
                     self.events(indent)
