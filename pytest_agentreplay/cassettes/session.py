@@ -72,6 +72,9 @@ class _Pending:
     index: int | None
     call: int  # the request's number among all this test's requests
     again: bool = False  # a reconnect to a held stream: its recording, without events
+    scrubbed: bool = True
+    """``False``: ``recorded`` is the live request as sent, matched unscrubbed because
+    scrubbing could change none of its key (:meth:`CassetteSession._unscrubbed_key`)."""
 
 
 @dataclass(repr=False)  # its requests, calls and errors may hold credentials
@@ -157,11 +160,33 @@ class CassetteSession:
         self._requests = 0
         self._origins = Origins(i.request.url for i in self.interactions)
 
-    def _live_form(self, request: HTTPRequest) -> RecordedRequest | None:
+    def _live_form(
+        self, request: HTTPRequest
+    ) -> tuple[RecordedRequest | None, tuple[Hashable, ...] | None]:
         """A live request as it is matched: in cassette form, filtered and scrubbed
-        exactly as the recorded ones were when stored."""
+        exactly as the recorded ones were when stored; and its key, when it is matched
+        as sent (then it is not scrubbed here: see :meth:`_unscrubbed_key`)."""
         live = request_from_wire(request.method, request.url, request.headers, request.content)
-        return self._matched_form(live)
+        key = self._unscrubbed_key(live)
+        return (live, key) if key is not None else (self._matched_form(live), None)
+
+    def _unscrubbed_key(self, live: RecordedRequest) -> tuple[Hashable, ...] | None:
+        """The key of ``live`` scrubbed, read from ``live`` itself when scrubbing surely
+        leaves it as it is (no vcrpy filter, nothing to scrub but headers, a key that
+        reads no header); ``None`` otherwise. Scrubbing a replayed request was a fifth
+        of its cost (issue 29); its scrubbed copy is made when something shows it."""
+        if self.filters is not None or not self.replaying or not self.index.headerless:
+            return None
+        if not self.scrubber.headers_only(live):
+            return None
+        return self.index.key(live)
+
+    def _scrubbed_request(self, pending: _Pending) -> RecordedRequest:
+        """The request of ``pending`` scrubbed, as a miss report or a call log shows it."""
+        if not pending.scrubbed:
+            pending.recorded = self.scrubber.scrub_request(pending.recorded)
+            pending.scrubbed = True
+        return pending.recorded
 
     def _matched_form(self, live: RecordedRequest) -> RecordedRequest | None:
         """``live`` through vcrpy's filters (``None``: they skip it), then scrubbed."""
@@ -230,12 +255,12 @@ class CassetteSession:
         sent, which is the order they are written in."""
         if not self.recording and self._origins.elsewhere(request.method, request.url):
             return False  # another local service: left to the egress rules (loopback)
-        recorded = self._live_form(request)
+        recorded, key = self._live_form(request)
         if recorded is None:
             # vcrpy's filters skip it (ignore_hosts, a before_record_request returning
             # None): as under vcrpy, never matched nor recorded; the egress rules decide.
             return False
-        index = self._take(recorded) if self.replaying else None
+        index = self._take(recorded, key) if self.replaying else None
         again = index is None and self.replaying and self._reconnect(request, recorded)
         if again:
             index = self.index.peek_consumed(recorded)[0]
@@ -256,7 +281,9 @@ class CassetteSession:
             self.scrubber.remember_environment()
             return False  # goes out live, and is recorded
         with self._lock:
-            self._pending[id(request)] = _Pending(request, recorded, index, call, again)
+            self._pending[id(request)] = _Pending(
+                request, recorded, index, call, again, scrubbed=key is None
+            )
         return True
 
     def _reconnect(self, request: HTTPRequest, recorded: RecordedRequest) -> bool:
@@ -266,19 +293,24 @@ class CassetteSession:
             self.index.peek_consumed(recorded)
         )
 
-    def _take(self, recorded: RecordedRequest) -> int | None:
-        """The interaction answering ``recorded``: one whose last call was failed by an
-        injected fault first (the retry gets the recording), else the next unplayed."""
+    def _take(
+        self, recorded: RecordedRequest, key: tuple[Hashable, ...] | None = None
+    ) -> int | None:
+        """The interaction answering ``recorded`` (whose key is ``key``, when known): one
+        whose last call was failed by an injected fault first (the retry gets the
+        recording), else the next unplayed."""
+        if key is None:
+            key = self.index.key(recorded)
         if self._again:
             with self._lock:
-                again = self._again.get(self.index.key(recorded))
+                again = self._again.get(key)
                 if again:
                     return again.popleft()
         take = self.index.take_first if self.repeats else self.index.take
-        index = take(recorded)
+        index = take(recorded, key)
         if index is None and not self._scrubbed:
             self._scrub_recorded()
-            index = take(recorded)
+            index = take(recorded, key)
         if index is not None:
             self._withdraw_twin(index)
         return index
@@ -326,7 +358,8 @@ class CassetteSession:
             self._served += 1
             fault = self.injected.pop(number, None)
         if pending.index is None:
-            miss = self._miss(pending.recorded, client=client_library(request.headers))
+            client = client_library(request.headers)
+            miss = self._miss(self._scrubbed_request(pending), client=client)
             answer = answer_miss(request.content, str(miss))
             if answer is None:
                 raise miss
@@ -334,10 +367,10 @@ class CassetteSession:
                 self.answered_misses.append(str(miss))
             return answer
         if fault is not None:
-            self._offer_again(pending.recorded, pending.index)
-        return self._play(
-            pending.call, request, pending.index, fault, pending.recorded, again=pending.again
-        )
+            self._offer_again(self._scrubbed_request(pending), pending.index)
+        imported = _imported(self.interactions[pending.index])
+        live = self._scrubbed_request(pending) if imported else None
+        return self._play(pending.call, request, pending.index, fault, live, again=pending.again)
 
     def _play(
         self,

@@ -217,14 +217,16 @@ class _Reader:
     def mapping(self, indent: int, depth: int) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
         lines, indents, seen = self.lines, self.indents, self.seen
-        while indents[self.pos] == indent:
-            line = lines[self.pos]
+        pos = self.pos  # kept local, and in self.pos around the nested reads
+        while indents[pos] == indent:
+            line = lines[pos]
             known = seen.get(line)
             if known is not None:  # read before: the same key and (immutable) scalar
-                if known[0] in out:
+                key, value = known
+                if key in out:
                     raise NotCanonicalError("duplicate key")
-                out[known[0]] = known[1]
-                self.pos += 1
+                out[key] = value
+                pos += 1
                 continue
             match = _KEY.match(line, indent)
             if match is None:
@@ -235,18 +237,21 @@ class _Reader:
             key = token if token[0] not in "'\"" else _scalar(token)
             if key in out:
                 raise NotCanonicalError("duplicate key")
-            self.pos += 1
+            pos += 1
             rest = line[match.end() :]
             if rest and rest[0] not in "{[|" and " #" not in rest:
                 out[key] = value = _scalar(rest)
                 seen[line] = (key, value)
             else:
+                self.pos = pos
                 out[key] = (
                     self.events(indent)
                     if key == "events" and not rest and self.event is not None
                     else self.after_head(rest, indent, depth)
                 )
-        if indents[self.pos] > indent:
+                pos = self.pos
+        self.pos = pos
+        if indents[pos] > indent:
             raise NotCanonicalError("unexpected indentation")
         return out
 
