@@ -78,7 +78,7 @@ def readdress(
     # Only a recorded JSON-RPC request has ids to move: any other request (a model
     # call, every replayed request of most suites) is not parsed again here.
     live = jsonrpc.messages_of(live_body) if jsonrpc.request_ids(recorded) else None
-    ids = jsonrpc.id_map(recorded, live)
+    ids = {} if live is None else jsonrpc.id_map(recorded, live)
     headers = _session(response, live_headers)
     if not ids and headers is response.headers:
         return interaction
