@@ -30,6 +30,7 @@ from pytest_agentreplay.cassettes.cassette import (
 from pytest_agentreplay.cassettes.fields import body_bytes
 from pytest_agentreplay.cassettes.from_wire import request_from_wire
 from pytest_agentreplay.cassettes.io import CassetteFormatError, dumps, loads
+from pytest_agentreplay.cassettes.yaml import fast
 from tests import corpus
 from tests.cassettes._cassette_strategies import cassettes, json_bodies, text
 from tests.cli._helpers import json_interaction, stream_interaction
@@ -240,3 +241,14 @@ def test_a_remembered_line_belongs_to_the_mapping_it_is_read_in() -> None:
     assert fast is not None and fast == _slow(moved)
     assert fast.interactions[0].request.json_body["x-team"] == "42"
     assert fast.interactions[1].request.json_body.get("x-team") is None
+
+
+def test_a_reader_that_forgets_its_lines_reads_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The remembered lines are bounded (cleared when full): a file with more distinct
+    lines than that reads as it does with room for all of them."""
+    wide = dumps(Cassette(interactions=[json_interaction(), *([stream_interaction()] * 3)]))
+    expected = [cassette_io._fast(text_) for text_ in (_TWO_CALLS, REALISTIC, wide)]
+    monkeypatch.setattr(fast, "_SEEN_LINES", 2)
+    for text_, before in zip((_TWO_CALLS, REALISTIC, wide), expected, strict=True):
+        assert before is not None
+        assert cassette_io._fast(text_) == before == _slow(text_)

@@ -47,6 +47,8 @@ _EVENT = re.compile(
     rf"\{{(?:t: ([0-9][0-9.e+-]*), )?(?:event: ({_SINGLE}|{_PLAIN_KEY}), )?"
     rf"data: ({_SINGLE}|{_DOUBLE})\}}"
 )
+_SEEN_LINES = 1 << 15
+"""How many distinct ``key: scalar`` lines a reader remembers at most (a few MB)."""
 _INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
 # No .inf / .nan: JSON cannot hold them, so such files take the validating slow path.
 _FLOAT = re.compile(r"-?[0-9]+\.[0-9]*(?:e[-+][0-9]+)?")
@@ -241,6 +243,8 @@ class _Reader:
             rest = line[match.end() :]
             if rest and rest[0] not in "{[|" and " #" not in rest:
                 out[key] = value = _scalar(rest)
+                if len(seen) >= _SEEN_LINES:
+                    seen.clear()  # bounded: the lines that keep coming back come back
                 seen[line] = (key, value)
             else:
                 self.pos = pos

@@ -19,7 +19,15 @@ from typing import Any
 
 from .errors import UnstorableError
 
-__all__ = ["IMPLICIT", "IMPLICIT_TAGS", "MAX_DEPTH", "inline", "yaml_float", "yaml_key", "yaml_string"]
+__all__ = [
+    "IMPLICIT",
+    "IMPLICIT_TAGS",
+    "MAX_DEPTH",
+    "inline",
+    "yaml_float",
+    "yaml_key",
+    "yaml_string",
+]
 
 MAX_DEPTH = 100
 """Deepest nesting of YAML collections a cassette may have (JSON bodies included).
