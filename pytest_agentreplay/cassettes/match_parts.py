@@ -302,9 +302,25 @@ def _as_bytes(request: RecordedRequest) -> bytes:
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def _c_canonical() -> Callable[[Any], str]:
+    """``_CANONICAL.encode``, calling the C encoder it builds per call straight away (a
+    key per recorded and per live request: issue 29). Without the circular-reference
+    check: a cycle is a ``RecursionError`` rather than a ``ValueError``, which
+    :func:`body_digest` treats alike."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    quote = getattr(json.encoder, "c_encode_basestring", None)
+    if make is None or quote is None:
+        return _CANONICAL.encode
+    encode = make(None, _CANONICAL.default, quote, None, ":", ",", True, False, True)
+    return lambda value: "".join(encode(value, 0))
+
+
+_canonical_text = _c_canonical()
+
+
 def canonical_text(value: Any) -> str:
     """Key order and whitespace ignored: ``json.dumps(sort_keys=True)``, compact."""
-    return _CANONICAL.encode(value)
+    return _canonical_text(value)
 
 
 def body_digest(value: Any) -> Hashable:
