@@ -70,11 +70,18 @@ def _forms(value: str) -> Iterable[tuple[str, str]]:
         yield fragment, " (base64)"
 
 
-def _is_candidate(name: str, value: str, ignore: frozenset[str]) -> bool:
-    if not name.upper().endswith(ENV_SUFFIXES) or len(value) < _MIN_ENV_LEN:
-        return False
+def _is_candidate_name(name: str) -> bool:
+    return name.upper().endswith(ENV_SUFFIXES)
+
+
+def _is_candidate_value(value: str, ignore: frozenset[str]) -> bool:
     # Dummy values ("xxxxxxxx", "00000000", the placeholder itself) are not secrets.
-    return len(set(value)) >= 4 and value.lower() not in ignore
+    return len(value) >= _MIN_ENV_LEN and len(set(value)) >= 4 and value.lower() not in ignore
+
+
+_NAMES_REMEMBERED = 4096
+"""How many variable names :class:`EnvNeedles` remembers the verdict of (a suite that
+sets ever new names cannot grow the memo without bound)."""
 
 
 @dataclass(frozen=True)
@@ -108,13 +115,28 @@ class EnvNeedles:
         self._ignore = frozenset(v.lower() for v in ignore)
         self._needles = Needles((), None, {})
         self._remembered: frozenset[tuple[str, str]] = frozenset()
+        self._names: dict[str, bool] = {}  # a variable name -> whether it names a key
 
     def _current(self) -> Mapping[str, str]:
         return os.environ if self._env is None else self._env
 
     def _candidates(self) -> frozenset[tuple[str, str]]:
-        env = self._current()
-        return frozenset((k, v) for k, v in env.items() if _is_candidate(k, v, self._ignore))
+        """The secret-looking variables now. Only the values of API-key-named variables
+        are read: decoding every value of ``os.environ`` was most of a per-test cost
+        (bench/ W4). A name's verdict is remembered; its value is read every time."""
+        env, verdicts = self._current(), self._names
+        found = []
+        for name in list(env):
+            verdict = verdicts.get(name)
+            if verdict is None:
+                if len(verdicts) >= _NAMES_REMEMBERED:
+                    verdicts.clear()
+                verdict = verdicts[name] = _is_candidate_name(name)
+            if verdict:
+                value = env.get(name)
+                if value is not None and _is_candidate_value(value, self._ignore):
+                    found.append((name, value))
+        return frozenset(found)
 
     def remember(self) -> None:
         """Keep watching for the values the environment holds now, after they are gone

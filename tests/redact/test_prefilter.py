@@ -281,9 +281,13 @@ def test_text_made_of_url_parts_is_found_as_before(pieces: list[str]) -> None:
 
 
 class _CountingEnv(dict[str, str]):
-    """An environment that counts how often it is read."""
+    """An environment that counts how often it is read (a read walks its names)."""
 
     reads = 0
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        self.reads += 1
+        return super().__iter__()
 
     def items(self):  # type: ignore[no-untyped-def, override]
         self.reads += 1
@@ -329,3 +333,21 @@ def test_a_key_set_in_the_environment_after_a_check_is_found_by_the_next(
     scrubber.remember_environment()
     monkeypatch.delenv("MY_TEST_API_KEY")
     assert [f.kind for f in scrubber.scan(text)] == ["env:MY_TEST_API_KEY"]  # remembered
+
+
+def test_the_environment_is_read_afresh_by_each_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only API-key-named variables' values are read, and a name's verdict is remembered:
+    a value changed, a variable renamed, added or removed between checks is seen by the
+    next one."""
+    key, other = "Zx81" + "q7" * 12, "Yw55" + "r4" * 12
+    env: dict[str, str] = {"HOME": key, "MY_API_KEY": key}
+    scrubber = Scrubber(env=env)
+    assert scrubber.mask(f"a {key} b") == "a REDACTED b"
+    env["MY_API_KEY"] = other  # the same name, another value
+    assert scrubber.mask(f"a {other} b") == "a REDACTED b"
+    del env["MY_API_KEY"]
+    env["ANOTHER_TOKEN"] = "Vv12" + "s3" * 12
+    assert scrubber.mask("x Vv12" + "s3" * 12 + " y") == "x REDACTED y"
+    del env["ANOTHER_TOKEN"]
+    assert scrubber.mask("x Vv12" + "s3" * 12 + " y") == "x Vv12" + "s3" * 12 + " y"
+    assert scrubber.mask(f"a {key} b") == f"a {key} b"  # HOME names no key
