@@ -205,11 +205,11 @@ class Index:
         """The key ``request`` is matched by."""
         return _key(self.parts, request, where)
 
-    def take(self, request: RecordedRequest, key: Key | None = None) -> int | None:
+    def take(self, request: RecordedRequest | None, key: Key | None = None) -> int | None:
         """The next unplayed recorded index with ``request``'s key (``key``, when the
         caller has it), in recorded order, now marked played; ``None`` when there is
         none left."""
-        key = self.key(request) if key is None else key
+        key = self._given(request, key)
         with self._lock:
             queue = self._queues.get(key)
             if not queue:
@@ -218,10 +218,10 @@ class Index:
             self._mark(key, index)
         return index
 
-    def take_first(self, request: RecordedRequest, key: Key | None = None) -> int | None:
+    def take_first(self, request: RecordedRequest | None, key: Key | None = None) -> int | None:
         """vcrpy's ``allow_playback_repeats``: the first recorded index with ``request``'s
         key, played or not (vcrpy plays the first match every time), now marked played."""
-        key = self.key(request) if key is None else key
+        key = self._given(request, key)
         with self._lock:
             queue = self._queues.get(key)
             found = [*self._consumed.get(key, ()), *(queue or ())]
@@ -252,6 +252,14 @@ class Index:
             queue = self._queues.get(self.keys[index])
             if queue and index in queue:
                 queue.remove(index)
+
+    def _given(self, request: RecordedRequest | None, key: Key | None) -> Key:
+        """``key``, or ``request``'s key when it is not given (one of them is)."""
+        if key is not None:
+            return key
+        if request is None:
+            raise TypeError("give the request or its key")
+        return self.key(request)
 
     def peek_consumed(self, request: RecordedRequest) -> list[int]:
         """The indexes with ``request``'s key that were already played, in play order."""
@@ -316,6 +324,15 @@ class Index:
         """Where replay is: one past the interaction played last (0 before any)."""
         with self._lock:
             return self._played[-1] + 1 if self._played else 0
+
+    def next_in_order(self) -> tuple[RecordedRequest, Key] | None:
+        """The recorded request at :meth:`cursor` and its key (``None`` past the last):
+        the one a replay in recorded order asks for next."""
+        with self._lock:
+            at = self._played[-1] + 1 if self._played else 0
+            if at >= len(self.requests):
+                return None
+            return self.requests[at], self.keys[at]
 
 
 # -- ranking -----------------------------------------------------------------------

@@ -7,7 +7,9 @@ as sent, and scrubbed only when something shows it (a miss report, a fault's ret
 key, an imported call's log). These tests hold the shortcut to the scrubbed answer:
 wherever scrubbing changes what the key reads (a body key, a URL parameter, a custom
 scrubber, a ``headers`` part) the request is still scrubbed first, and what a miss
-report is given is the scrubbed request.
+report is given is the scrubbed request. A request whose bytes are the next recorded
+request's body written back (httpx's ``json=``, the SDKs) is not even decoded: its
+bytes give its key, and the index serves it as any other.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
+from pytest_agentreplay.cassettes import session as session_module
 from pytest_agentreplay.cassettes.cassette import (
     Cassette,
     Interaction,
@@ -176,3 +179,61 @@ def test_a_fault_s_retry_replays_the_recording(tmp_path: Path) -> None:
             assert first.status_code == 503
             assert _post(client, _body("a")) == "A"
     assert session.unplayed == []
+
+
+@pytest.fixture
+def decoded(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """The bodies the session decodes into the cassette form (``request_from_wire``)."""
+    seen: list[bytes] = []
+    build = session_module.request_from_wire
+
+    def counting(method: str, url: str, headers: Any, content: bytes) -> RecordedRequest:
+        seen.append(content)
+        return build(method, url, headers, content)
+
+    monkeypatch.setattr(session_module, "request_from_wire", counting)
+    return seen
+
+
+def test_a_request_sent_as_recorded_is_matched_without_being_decoded(
+    tmp_path: Path, decoded: list[bytes], scrubs: list[RecordedRequest]
+) -> None:
+    """httpx writes ``json=`` compactly, as the cassette's body is written back: the
+    requests of a replay in recorded order are matched by their bytes."""
+    recorded = [_interaction(_body(text), text.upper()) for text in "abc"]
+    with _replaying(tmp_path, recorded) as session, httpx.Client() as client:
+        assert [_post(client, _body(text)) for text in "abc"] == ["A", "B", "C"]
+        assert [call.interaction for call in session.calls] == [0, 1, 2]
+    assert decoded == [] and scrubs == []
+
+
+def test_bytes_that_match_the_next_recording_are_served_by_the_index(
+    tmp_path: Path, decoded: list[bytes]
+) -> None:
+    """The bytes give the key only: the index serves the first unplayed interaction
+    with that key, as for any request. Here the third recording repeats the first, and
+    its request (sent after the second) gets the first's answer."""
+    recorded = [
+        _interaction(_body("a"), "first a"),
+        _interaction(_body("b"), "B"),
+        _interaction(_body("a"), "second a"),
+    ]
+    with _replaying(tmp_path, recorded) as session, httpx.Client() as client:
+        assert _post(client, _body("b")) == "B"  # out of order: decoded
+        assert _post(client, _body("a")) == "first a"  # the bytes of recording 2
+        assert _post(client, _body("a")) == "second a"
+        assert session.unplayed == []
+    assert len(decoded) == 2  # the first request, and the last (past the cursor)
+
+
+def test_a_request_sent_otherwise_is_decoded_and_matched_as_before(
+    tmp_path: Path, decoded: list[bytes]
+) -> None:
+    """The same JSON with its keys in another order, or spaced: not the recorded
+    bytes, decoded, and it matches (key order and whitespace do not count)."""
+    recorded = [_interaction(_body("a", stream=False), "A")]
+    spaced = b'{"stream": false, "messages": [{"role": "user", "content": "a"}], "model": "m"}'
+    with _replaying(tmp_path, recorded), httpx.Client() as client:
+        answer = client.post(URL, content=spaced, headers={"content-type": "application/json"})
+        assert answer.json()["id"] == "A"
+    assert decoded == [spaced]
