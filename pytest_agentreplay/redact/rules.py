@@ -379,17 +379,16 @@ class Rules:
         ``False`` means "walk it": every request a cassette replays is scrubbed before
         it is matched, and nearly all of them hold nothing to scrub (issue 29)."""
         keys = self.body_keys
-        stack = [value]
-        while stack:
-            node = stack.pop()
+        todo = [value]
+        for node in todo:  # the list grows as it is read: every value once, in order
             kind = type(node)
             if kind is dict:
                 for key, item in node.items():
                     if type(key) is not str or normalize_key(key) in keys:
                         return False
-                    stack.append(item)
+                    todo.append(item)
             elif kind is list:
-                stack += node
+                todo += node
             elif kind is str:
                 if (_URL_PREFIX.match(node) or node.startswith(_RELATIVE)) and self.url(
                     node
