@@ -4,7 +4,6 @@ the package for in-process pytester runs."""
 from __future__ import annotations
 
 import asyncio
-import gc
 import importlib
 import os
 import pkgutil
@@ -17,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import pytest_agentreplay
+from tests.garbage import collect_garbage
 from tests.servers import ProviderServer, provider_server
 
 settings.register_profile(
@@ -117,17 +117,16 @@ def _close_default_loop() -> Iterator[None]:
         asyncio.set_event_loop(None)
 
 
-@pytest.fixture(autouse=True)
-def _collect_nested_runs(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Collect what a nested pytest run left behind, once it is over.
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    """Collect what a nested pytest run left behind, once its test is over.
 
     A nested run's test module is dropped when ``pytester`` tears down, and with it the
     clients its tests kept at module level, like a user's suite, unclosed. Sockets in
     such a cycle reached the GC in a later, unrelated test, whose unraisable-exception
     check then failed it (a ResourceWarning of the nested run's client, seen in CI).
-    They are collected here, in the test that ran the nested suite."""
+    They are collected here, once pytest has let go of the test's fixtures (the
+    ``pytester`` too), and what survives is frozen (:func:`collect_garbage`)."""
     yield
-    if "pytester" in request.fixturenames:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ResourceWarning)
-            gc.collect()
+    if "pytester" in getattr(item, "fixturenames", ()):
+        collect_garbage(freeze=True)

@@ -23,11 +23,9 @@ before the fence. A block may be skipped only where running it is impossible: pu
 
 from __future__ import annotations
 
-import gc
 import re
 import sys
 import textwrap
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -42,6 +40,8 @@ import hypothesis
 import openai  # noqa: F401
 import pytest
 import yaml  # noqa: F401 - its C extension cannot be imported twice in one process
+
+from tests.garbage import collect_garbage
 
 pytest_plugins = ["pytester"]
 
@@ -387,9 +387,7 @@ def _collect_earlier_garbage() -> None:
     never closed would otherwise warn inside the example's run, failing whichever
     example the collector happened to run during (seen once, on docs/gemini.md, under
     xdist). The example's own leaks still fail it."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ResourceWarning)
-        gc.collect()
+    collect_garbage()
 
 
 EXAMPLE_FILE = re.compile(r"`(examples/tests/[\w/]+\.py)`")

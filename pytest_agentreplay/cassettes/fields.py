@@ -199,10 +199,15 @@ def wire_only_headers(body_b64: str | None) -> frozenset[str]:
 # --- bodies ----------------------------------------------------------------------------
 
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+"""``json.dumps(..., separators=(",", ":"), ensure_ascii=False)``, built once: every
+replayed JSON body is written with it (``dumps`` with options builds a new encoder)."""
+
+
 def body_bytes(json_body: Any, body: str | None, body_b64: str | None) -> bytes:
     """A stored body's bytes (JSON re-serialized compactly; nothing stored: empty)."""
     if json_body is not None:
-        return json.dumps(json_body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        return _COMPACT.encode(json_body).encode("utf-8")
     if body is not None:
         return body.encode("utf-8")
     if body_b64 is not None:

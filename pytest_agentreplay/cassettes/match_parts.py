@@ -92,7 +92,18 @@ def _scheme(request: RecordedRequest) -> Hashable:
 def _host(request: RecordedRequest) -> Hashable:
     """The host name, lower-cased, without port or trailing dot: a local test server
     listening on a fresh port each run still matches its recording."""
-    return (_split(request).hostname or "").rstrip(".")
+    return _host_of(request.url)
+
+
+@functools.lru_cache(maxsize=1024)
+def _host_of(url: str) -> str:
+    """:func:`_host` of a URL, worked out once per URL: a cassette's requests, and the
+    live ones, go to a few (issue 29: parsing it again was a tenth of the index)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return ""  # all path: no host, as _split has it
+    return (parts.hostname or "").rstrip(".")
 
 
 def _port(request: RecordedRequest) -> Hashable:
@@ -291,9 +302,25 @@ def _as_bytes(request: RecordedRequest) -> bytes:
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def _c_canonical() -> Callable[[Any], str]:
+    """``_CANONICAL.encode``, calling the C encoder it builds per call straight away (a
+    key per recorded and per live request: issue 29). Without the circular-reference
+    check: a cycle is a ``RecursionError`` rather than a ``ValueError``, which
+    :func:`body_digest` treats alike."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    quote = getattr(json.encoder, "c_encode_basestring", None)
+    if make is None or quote is None:
+        return _CANONICAL.encode
+    encode = make(None, _CANONICAL.default, quote, None, ":", ",", True, False, True)
+    return lambda value: "".join(encode(value, 0))
+
+
+_canonical_text = _c_canonical()
+
+
 def canonical_text(value: Any) -> str:
     """Key order and whitespace ignored: ``json.dumps(sort_keys=True)``, compact."""
-    return _CANONICAL.encode(value)
+    return _canonical_text(value)
 
 
 def body_digest(value: Any) -> Hashable:

@@ -109,6 +109,9 @@ RANKED = 50
 
 Key = tuple[Hashable, ...]
 
+_HEADERLESS = frozenset({"method", "scheme", "host", "port", "path", "query", "uri", "raw_body"})
+"""Built-in parts that read a request's method, URL and body, never its headers."""
+
 
 def _identity(text: str) -> str:
     return text
@@ -159,6 +162,15 @@ def _key(parts: tuple[Part, ...], request: RecordedRequest, where: str) -> Key:
     return tuple(values)
 
 
+def _headerless(part: Part) -> bool:
+    """Whether ``part`` reads no header of a request with a JSON body or none: a
+    built-in URL or method part, or the body (:func:`normalize_body` reads the
+    content type only for a body stored as text or bytes)."""
+    if type(part.key) is BodyMatcher:
+        return True
+    return part.name in _HEADERLESS and part is BUILTIN_PARTS.get(part.name)
+
+
 class Index:
     """The recorded requests of a cassette by key, and which of them were played.
 
@@ -174,6 +186,9 @@ class Index:
         match_on: Sequence[str | Matcher] = MATCH_ON_DEFAULT,
     ) -> None:
         self.parts = resolve_match_on(match_on)
+        self.headerless = all(_headerless(part) for part in self.parts)
+        """Whether the key reads a request's method, URL and (JSON or no) body only, so
+        that two requests differing in their headers alone have the same key."""
         self.requests: list[RecordedRequest] = []
         self.keys: list[Key] = []
         self._queues: dict[Key, deque[int]] = {}
@@ -190,10 +205,11 @@ class Index:
         """The key ``request`` is matched by."""
         return _key(self.parts, request, where)
 
-    def take(self, request: RecordedRequest) -> int | None:
-        """The next unplayed recorded index with ``request``'s key, in recorded order,
-        now marked played; ``None`` when there is none left."""
-        key = self.key(request)
+    def take(self, request: RecordedRequest | None, key: Key | None = None) -> int | None:
+        """The next unplayed recorded index with ``request``'s key (``key``, when the
+        caller has it), in recorded order, now marked played; ``None`` when there is
+        none left."""
+        key = self._given(request, key)
         with self._lock:
             queue = self._queues.get(key)
             if not queue:
@@ -202,10 +218,10 @@ class Index:
             self._mark(key, index)
         return index
 
-    def take_first(self, request: RecordedRequest) -> int | None:
+    def take_first(self, request: RecordedRequest | None, key: Key | None = None) -> int | None:
         """vcrpy's ``allow_playback_repeats``: the first recorded index with ``request``'s
         key, played or not (vcrpy plays the first match every time), now marked played."""
-        key = self.key(request)
+        key = self._given(request, key)
         with self._lock:
             queue = self._queues.get(key)
             found = [*self._consumed.get(key, ()), *(queue or ())]
@@ -236,6 +252,14 @@ class Index:
             queue = self._queues.get(self.keys[index])
             if queue and index in queue:
                 queue.remove(index)
+
+    def _given(self, request: RecordedRequest | None, key: Key | None) -> Key:
+        """``key``, or ``request``'s key when it is not given (one of them is)."""
+        if key is not None:
+            return key
+        if request is None:
+            raise TypeError("give the request or its key")
+        return self.key(request)
 
     def peek_consumed(self, request: RecordedRequest) -> list[int]:
         """The indexes with ``request``'s key that were already played, in play order."""
@@ -300,6 +324,15 @@ class Index:
         """Where replay is: one past the interaction played last (0 before any)."""
         with self._lock:
             return self._played[-1] + 1 if self._played else 0
+
+    def next_in_order(self) -> tuple[RecordedRequest, Key] | None:
+        """The recorded request at :meth:`cursor` and its key (``None`` past the last):
+        the one a replay in recorded order asks for next."""
+        with self._lock:
+            at = self._played[-1] + 1 if self._played else 0
+            if at >= len(self.requests):
+                return None
+            return self.requests[at], self.keys[at]
 
 
 # -- ranking -----------------------------------------------------------------------

@@ -68,10 +68,14 @@ __all__ = ["CassetteSession"]
 @dataclass
 class _Pending:
     request: HTTPRequest
-    recorded: RecordedRequest
+    recorded: RecordedRequest | None  # None: not built (see CassetteSession._as_recorded)
     index: int | None
     call: int  # the request's number among all this test's requests
     again: bool = False  # a reconnect to a held stream: its recording, without events
+    scrubbed: bool = True
+    """``False``: ``recorded`` is the live request as sent (or not built yet), matched
+    unscrubbed because scrubbing could change none of its key
+    (:meth:`CassetteSession._unscrubbed_key`, :meth:`CassetteSession._as_recorded`)."""
 
 
 @dataclass(repr=False)  # its requests, calls and errors may hold credentials
@@ -157,11 +161,73 @@ class CassetteSession:
         self._requests = 0
         self._origins = Origins(i.request.url for i in self.interactions)
 
-    def _live_form(self, request: HTTPRequest) -> RecordedRequest | None:
+    def _live_form(
+        self, request: HTTPRequest
+    ) -> tuple[RecordedRequest | None, tuple[Hashable, ...] | None]:
         """A live request as it is matched: in cassette form, filtered and scrubbed
-        exactly as the recorded ones were when stored."""
+        exactly as the recorded ones were when stored; and its key, when it is matched
+        as sent (then it is not scrubbed here: see :meth:`_unscrubbed_key`)."""
         live = request_from_wire(request.method, request.url, request.headers, request.content)
-        return self._matched_form(live)
+        key = self._unscrubbed_key(live)
+        return (live, key) if key is not None else (self._matched_form(live), None)
+
+    def _unscrubbed_key(self, live: RecordedRequest) -> tuple[Hashable, ...] | None:
+        """The key of ``live`` scrubbed, read from ``live`` itself when scrubbing surely
+        leaves it as it is (no vcrpy filter, nothing to scrub but headers, a key that
+        reads no header); ``None`` otherwise. Scrubbing a replayed request was a fifth
+        of its cost (issue 29); its scrubbed copy is made when something shows it."""
+        if self.filters is not None or not self.replaying or not self.index.headerless:
+            return None
+        if not self.scrubber.headers_only(live):
+            return None
+        return self.index.key(live)
+
+    def _scrubbed_request(self, pending: _Pending) -> RecordedRequest:
+        """The request of ``pending`` scrubbed, as a miss report or a call log shows it."""
+        if pending.recorded is None:
+            sent = pending.request
+            pending.recorded = request_from_wire(sent.method, sent.url, sent.headers, sent.content)
+        if not pending.scrubbed:
+            pending.recorded = self.scrubber.scrub_request(pending.recorded)
+            pending.scrubbed = True
+        return pending.recorded
+
+    def _as_recorded(self, request: HTTPRequest) -> tuple[Hashable, ...] | None:
+        """The key of ``request`` when it is sent exactly as the next recorded request
+        in order was stored, read without decoding it; ``None`` otherwise.
+
+        Same method and URL, no ``content-encoding``, and body bytes that are the
+        recorded JSON body written compactly (as httpx and the SDKs send it): decoded,
+        the body is that JSON value again (no duplicate key, NaN or nesting the decoder
+        would refuse: the writer stored it, and ``NaN`` / ``Infinity`` send it the long
+        way). With nothing to scrub in that URL or body, scrubbing changes only the
+        headers, which the key does not read (:meth:`_unscrubbed_key`'s conditions):
+        so the live key is the recorded request's. Issue 29: decoding, scrubbing and
+        keying a replayed request was a third of the plugin's cost per request."""
+        if self.filters is not None or not self.replaying or not self.index.headerless:
+            return None
+        found = self.index.next_in_order()
+        if found is None:
+            return None
+        recorded, key = found
+        body = recorded.json_body
+        if (
+            recorded.method != request.method
+            or recorded.url != request.url
+            or type(body) not in (dict, list)
+            or recorded.body is not None
+            or recorded.body_b64 is not None
+            or b"NaN" in request.content
+            or b"Infinity" in request.content
+            or any(name.lower() == "content-encoding" for name, _ in request.headers)
+        ):
+            return None
+        try:
+            if recorded.content() != request.content:
+                return None
+        except (ValueError, RecursionError):  # not writable as UTF-8 JSON: the long way
+            return None
+        return key if self.scrubber.headers_only(recorded) else None
 
     def _matched_form(self, live: RecordedRequest) -> RecordedRequest | None:
         """``live`` through vcrpy's filters (``None``: they skip it), then scrubbed."""
@@ -230,12 +296,20 @@ class CassetteSession:
         sent, which is the order they are written in."""
         if not self.recording and self._origins.elsewhere(request.method, request.url):
             return False  # another local service: left to the egress rules (loopback)
-        recorded = self._live_form(request)
+        quick = self._as_recorded(request)
+        index = None if quick is None else self._take(None, quick)
+        if index is not None:  # sent as recorded: matched without being decoded
+            with self._lock:
+                call = self._requests
+                self._requests += 1
+                self._pending[id(request)] = _Pending(request, None, index, call, scrubbed=False)
+            return True
+        recorded, key = self._live_form(request)
         if recorded is None:
             # vcrpy's filters skip it (ignore_hosts, a before_record_request returning
             # None): as under vcrpy, never matched nor recorded; the egress rules decide.
             return False
-        index = self._take(recorded) if self.replaying else None
+        index = self._take(recorded, key) if self.replaying else None
         again = index is None and self.replaying and self._reconnect(request, recorded)
         if again:
             index = self.index.peek_consumed(recorded)[0]
@@ -256,7 +330,9 @@ class CassetteSession:
             self.scrubber.remember_environment()
             return False  # goes out live, and is recorded
         with self._lock:
-            self._pending[id(request)] = _Pending(request, recorded, index, call, again)
+            self._pending[id(request)] = _Pending(
+                request, recorded, index, call, again, scrubbed=key is None
+            )
         return True
 
     def _reconnect(self, request: HTTPRequest, recorded: RecordedRequest) -> bool:
@@ -266,19 +342,25 @@ class CassetteSession:
             self.index.peek_consumed(recorded)
         )
 
-    def _take(self, recorded: RecordedRequest) -> int | None:
-        """The interaction answering ``recorded``: one whose last call was failed by an
-        injected fault first (the retry gets the recording), else the next unplayed."""
+    def _take(
+        self, recorded: RecordedRequest | None, key: tuple[Hashable, ...] | None = None
+    ) -> int | None:
+        """The interaction answering ``recorded`` (whose key is ``key``, when known): one
+        whose last call was failed by an injected fault first (the retry gets the
+        recording), else the next unplayed."""
+        if key is None:
+            assert recorded is not None  # one of them is given
+            key = self.index.key(recorded)
         if self._again:
             with self._lock:
-                again = self._again.get(self.index.key(recorded))
+                again = self._again.get(key)
                 if again:
                     return again.popleft()
         take = self.index.take_first if self.repeats else self.index.take
-        index = take(recorded)
+        index = take(recorded, key)
         if index is None and not self._scrubbed:
             self._scrub_recorded()
-            index = take(recorded)
+            index = take(recorded, key)
         if index is not None:
             self._withdraw_twin(index)
         return index
@@ -326,7 +408,8 @@ class CassetteSession:
             self._served += 1
             fault = self.injected.pop(number, None)
         if pending.index is None:
-            miss = self._miss(pending.recorded, client=client_library(request.headers))
+            client = client_library(request.headers)
+            miss = self._miss(self._scrubbed_request(pending), client=client)
             answer = answer_miss(request.content, str(miss))
             if answer is None:
                 raise miss
@@ -334,10 +417,10 @@ class CassetteSession:
                 self.answered_misses.append(str(miss))
             return answer
         if fault is not None:
-            self._offer_again(pending.recorded, pending.index)
-        return self._play(
-            pending.call, request, pending.index, fault, pending.recorded, again=pending.again
-        )
+            self._offer_again(self._scrubbed_request(pending), pending.index)
+        imported = _imported(self.interactions[pending.index])
+        live = self._scrubbed_request(pending) if imported else None
+        return self._play(pending.call, request, pending.index, fault, live, again=pending.again)
 
     def _play(
         self,

@@ -42,9 +42,11 @@ def _recorded_value(interaction: Interaction) -> Any:
 
 def _session(response: RecordedResponse, live_headers: Mapping[str, str]) -> dict[str, str]:
     """The response's headers with its session id set to the one the client sent."""
-    live = header(live_headers, SESSION_HEADER)
     recorded = header(response.headers, SESSION_HEADER)
-    if live is None or recorded is None or live == recorded:
+    if recorded is None:  # not an MCP session's answer: the live headers are not read
+        return response.headers
+    live = header(live_headers, SESSION_HEADER)
+    if live is None or live == recorded:
         return response.headers
     return {k: (live if k.lower() == SESSION_HEADER else v) for k, v in response.headers.items()}
 
@@ -72,7 +74,11 @@ def readdress(
     response ids moved to the live request's, the session header to the client's.
     The same object when nothing changes (anything that is not JSON-RPC)."""
     response = interaction.response
-    ids = jsonrpc.id_map(_recorded_value(interaction), jsonrpc.messages_of(live_body))
+    recorded = _recorded_value(interaction)
+    # Only a recorded JSON-RPC request has ids to move: any other request (a model
+    # call, every replayed request of most suites) is not parsed again here.
+    live = jsonrpc.messages_of(live_body) if jsonrpc.request_ids(recorded) else None
+    ids = {} if live is None else jsonrpc.id_map(recorded, live)
     headers = _session(response, live_headers)
     if not ids and headers is response.headers:
         return interaction

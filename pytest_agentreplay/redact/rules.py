@@ -363,6 +363,8 @@ class Rules:
     def json_value(self, value: Any) -> Any:
         """A parsed JSON value with secret keys (any depth) and signed-URL parameters
         inside string values redacted; the same object when nothing changed."""
+        if self.clean(value):
+            return value  # the common case, found without building a copy to compare
         if isinstance(value, dict):
             return self._json_object(value)
         if isinstance(value, list):
@@ -370,6 +372,31 @@ class Rules:
         if isinstance(value, str) and (_URL_PREFIX.match(value) or value.startswith(_RELATIVE)):
             return self.url(value)  # a signed or paginated URL, absolute or relative
         return value
+
+    def clean(self, value: Any) -> bool:
+        """Whether :meth:`json_value` surely leaves ``value`` as it is: plain JSON types
+        only, no key it redacts, no string it reads as a URL that :meth:`url` changes.
+        ``False`` means "walk it": every request a cassette replays is scrubbed before
+        it is matched, and nearly all of them hold nothing to scrub (issue 29)."""
+        keys = self.body_keys
+        todo = [value]
+        for node in todo:  # the list grows as it is read: every value once, in order
+            kind = type(node)
+            if kind is dict:
+                for key, item in node.items():
+                    if type(key) is not str or normalize_key(key) in keys:
+                        return False
+                    todo.append(item)
+            elif kind is list:
+                todo += node
+            elif kind is str:
+                if (_URL_PREFIX.match(node) or node.startswith(_RELATIVE)) and self.url(
+                    node
+                ) != node:
+                    return False
+            elif kind is not int and kind is not float and kind is not bool and node is not None:
+                return False  # a subclass, or not JSON: the walk decides
+        return True
 
     def _json_object(self, obj: dict[str, Any]) -> dict[str, Any]:
         out = {

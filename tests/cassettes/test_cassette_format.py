@@ -18,8 +18,9 @@ from pytest_agentreplay.cassettes.cassette import (
     RecordedResponse,
 )
 from pytest_agentreplay.cassettes.io import CassetteFormatError, dumps, from_data, loads
+from pytest_agentreplay.cassettes.yaml import emit
 from pytest_agentreplay.cassettes.yaml.fast import read_canonical
-from pytest_agentreplay.cassettes.yaml.scalars import IMPLICIT_TAGS, MAX_DEPTH
+from pytest_agentreplay.cassettes.yaml.scalars import IMPLICIT, IMPLICIT_TAGS, MAX_DEPTH
 from tests.cassettes._cassette_strategies import TRAPS, cassettes, json_values
 
 EXPECTED = """\
@@ -208,6 +209,17 @@ def test_the_writer_knows_every_implicit_type_pyyaml_resolves() -> None:
     assert ours == theirs
 
 
+@given(
+    text=st.text(alphabet="0123456789-+._:eExXbBoOTtZz nNyYuUlLfFaAsS~<=!&*\t", max_size=14)
+    | st.sampled_from(["", " ", "<<", "=", "!", "&", "*", "~", ".NaN", "-.INF", "2001-1-1 1:2:3"])
+)
+def test_the_implicit_patterns_asked_at_once_say_what_each_says(text: str) -> None:
+    """The writer asks PyYAML's patterns in one match (issue 29): it matches exactly
+    when one of them does, each with its own flags."""
+    each = any(rx.match(text) for rx in IMPLICIT_TAGS.values())
+    assert (IMPLICIT.match(text) is not None) == each
+
+
 _TYPED_ALPHABET = st.text(alphabet="0123456789-+._:eExXbBoOTtZz nNyYuUlLfFaAsS~<=", max_size=14)
 
 
@@ -370,3 +382,19 @@ def test_event_lines_stay_one_line_each(datas: list[str]) -> None:
     )
     body = text.split("    events:\n")[1].split("    end:")[0]
     assert len(body.splitlines()) == len(events)
+
+
+def test_a_headers_block_is_written_for_its_own_values() -> None:
+    """The writer keeps a headers block's lines per set of headers (issue 29); text
+    only: ``1``, ``1.0`` and ``True`` are one key to a cache, three lines to YAML."""
+
+    def lines(headers: dict[str, object]) -> list[str]:
+        writer = emit._Writer()
+        emit._headers(writer, headers)
+        return writer.lines
+
+    assert lines({"X-A": "1", "x-b": "two"}) == ["    headers:", "      x-a: '1'", "      x-b: two"]
+    assert lines({"X-A": "1", "x-b": "two"}) == lines({"x-b": "two", "X-A": "1"})
+    assert lines({"x-a": 1}) == ["    headers:", "      x-a: 1"]
+    assert lines({"x-a": True}) == ["    headers:", "      x-a: true"]
+    assert lines({"x-a": 1.0}) == ["    headers:", "      x-a: 1.0"]

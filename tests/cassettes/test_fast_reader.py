@@ -30,6 +30,7 @@ from pytest_agentreplay.cassettes.cassette import (
 from pytest_agentreplay.cassettes.fields import body_bytes
 from pytest_agentreplay.cassettes.from_wire import request_from_wire
 from pytest_agentreplay.cassettes.io import CassetteFormatError, dumps, loads
+from pytest_agentreplay.cassettes.yaml import fast
 from tests import corpus
 from tests.cassettes._cassette_strategies import cassettes, json_bodies, text
 from tests.cli._helpers import json_interaction, stream_interaction
@@ -189,3 +190,65 @@ def test_a_live_request_built_without_the_json_walk_is_the_checked_one(
     live = request_from_wire("POST", "https://api.anthropic.com/v1/messages", headers, body)
     assert RecordedRequest(**live.to_data()) == live
     assert live.content() == RecordedRequest(**live.to_data()).content()
+
+
+# --- issue 29: a repeated ``key: scalar`` line is read once per file ------------------
+
+_TWO_CALLS = dumps(
+    Cassette(
+        interactions=[
+            json_interaction().replace(
+                request=json_interaction().request.replace(
+                    headers={"accept": "application/json", "x-team": "42"}
+                )
+            )
+        ]
+        * 2
+    )
+)
+
+
+def test_a_line_read_before_is_read_the_same_in_every_mapping() -> None:
+    """The reader remembers each ``key: scalar`` line it read; the second interaction,
+    made of the same lines, reads as the first does, and as the slow path reads it."""
+    fast = cassette_io._fast(_TWO_CALLS)
+    assert fast is not None
+    first, second = fast.interactions
+    assert first == second == _slow(_TWO_CALLS).interactions[0]
+    assert first.request.headers == {"accept": "application/json", "x-team": "42"}
+    assert first.request.headers is not second.request.headers  # each its own mapping
+
+
+@pytest.mark.parametrize("line", ["      accept: application/json\n", "      x-team: '42'\n"])
+def test_a_line_repeated_in_one_mapping_is_a_duplicate_key_either_way(line: str) -> None:
+    """A hand edit that repeats a line (a bad merge) repeats a key: the remembered line
+    is refused as the first reading of it would be, and the slow path says where."""
+    assert line in _TWO_CALLS
+    doubled = _TWO_CALLS.replace(line, line * 2, 1)
+    assert cassette_io._fast(doubled) is None
+    with pytest.raises(CassetteFormatError, match="duplicate key"):
+        loads(doubled)
+
+
+def test_a_remembered_line_belongs_to_the_mapping_it_is_read_in() -> None:
+    """A header's line copied into the JSON body (the same indent, the same text) is a
+    body field there, and the headers keep theirs (the slow path agrees)."""
+    moved = _TWO_CALLS.replace(
+        "      model: gpt-test\n", "      model: gpt-test\n      x-team: '42'\n", 1
+    )
+    assert moved != _TWO_CALLS
+    fast = cassette_io._fast(moved)
+    assert fast is not None and fast == _slow(moved)
+    assert fast.interactions[0].request.json_body["x-team"] == "42"
+    assert fast.interactions[1].request.json_body.get("x-team") is None
+
+
+def test_a_reader_that_forgets_its_lines_reads_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The remembered lines are bounded (cleared when full): a file with more distinct
+    lines than that reads as it does with room for all of them."""
+    wide = dumps(Cassette(interactions=[json_interaction(), *([stream_interaction()] * 3)]))
+    expected = [cassette_io._fast(text_) for text_ in (_TWO_CALLS, REALISTIC, wide)]
+    monkeypatch.setattr(fast, "_SEEN_LINES", 2)
+    for text_, before in zip((_TWO_CALLS, REALISTIC, wide), expected, strict=True):
+        assert before is not None
+        assert cassette_io._fast(text_) == before == _slow(text_)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from pytest_agentreplay.cassettes.cassette import RecordedRequest
 from pytest_agentreplay.cassettes.errors import MatchOnError
+from pytest_agentreplay.cassettes.match_parts import body_digest, canonical_text
 from pytest_agentreplay.cassettes.matching import (
     MATCH_ON_DEFAULT,
     MATCHERS,
@@ -20,6 +22,7 @@ from pytest_agentreplay.cassettes.matching import (
     normalize_body,
     resolve_match_on,
 )
+from tests.cassettes._cassette_strategies import json_values
 from tests.cassettes._matching_helpers import ANTHROPIC, CHAT, RESPONSES, conversation, req
 
 
@@ -402,3 +405,20 @@ def test_public_names():
     for name in matching.__all__:
         assert getattr(matching, name) is not None
     assert issubclass(MatchOnError, ValueError)
+
+
+@given(json_values)
+def test_the_canonical_text_is_json_dumps_sorted_and_compact(value: Any) -> None:
+    """The key's text is written by the C encoder called straight away (issue 29): it is
+    what ``json.dumps`` writes with the same options."""
+    expected = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert canonical_text(value) == expected
+
+
+def test_a_body_that_holds_itself_is_keyed_by_its_text() -> None:
+    """A cycle (only a test-built request holds one) is a key, not an error."""
+    body: list[Any] = [1]
+    body.append(body)
+    key = body_digest(body)
+    assert isinstance(key, tuple) and key[0] == "text"
+    assert key == body_digest(body) != body_digest([1, [1]])

@@ -265,3 +265,43 @@ def test_mask_leaves_nothing_for_scan(parts: list[str], sep: str) -> None:
     assert [p for p in parts if p.startswith(("sk-", "gsk_", "AIza", "ghp_")) and p in masked] == []
     assert SCRUBBER.scan(masked) == []
     assert SCRUBBER.mask(masked) == masked
+
+
+_URL_VALUES = st.sampled_from(
+    [
+        "https://cdn.example.com/a.png",
+        "https://cdn.example.com/a.png?sig=QQSECRETZZ&w=2",
+        "https://user:QQSECRETZZ@example.com/",
+        "/next?page=2",
+        "/next?token=QQSECRETZZ",
+        "?access_token=QQSECRETZZ",
+        "./a",
+        "../b?key=QQSECRETZZ",
+    ]
+)
+
+
+@given(_json(SAFE_KEYS + SECRET_KEYS, st.one_of(SAFE_TEXT, SECRETS, _URL_VALUES)))
+def test_the_quick_look_finds_nothing_to_scrub_only_where_the_walk_changes_nothing(
+    value: Any,
+) -> None:
+    """``Rules.clean`` (issue 29) lets a JSON value skip the copying walk: it must say
+    "clean" only where the walk gives back the very same object, and the value the
+    walk gives is the same whether or not it looked first."""
+    rules = SCRUBBER._rules
+    before = json.dumps(value)
+    walked = _walk(rules, value)
+    if rules.clean(value):
+        assert walked is value
+    assert rules.json_value(value) == walked
+    assert json.dumps(value) == before  # the input is never modified
+
+
+def _walk(rules: Any, value: Any) -> Any:
+    """``json_value`` without the quick look (the walk as it was before issue 29)."""
+    if isinstance(value, dict):
+        return rules._json_object(value)
+    if isinstance(value, list):
+        new = [_walk(rules, v) for v in value]
+        return value if all(a is b for a, b in zip(value, new, strict=True)) else new
+    return rules.json_value(value)

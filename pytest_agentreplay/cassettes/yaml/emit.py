@@ -15,6 +15,7 @@ it read gives back the file's exact text.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from ..fields import (
@@ -90,8 +91,17 @@ class _Writer:
 
     def mapping(self, mapping: Mapping[Any, Any], indent: int, depth: int) -> None:
         pad = " " * indent
+        append = self.lines.append
         for key, item in mapping.items():
-            self.value(f"{pad}{yaml_key(key)}:", item, indent, depth)
+            # The common lines written here as value() would write them: a one-line
+            # string, and a number or null not nested too deep (issue 29).
+            kind = type(item)
+            if kind is str and "\n" not in item:
+                append(f"{pad}{yaml_key(key)}: {yaml_string(item, False)}")
+            elif (kind is int or item is None) and depth <= MAX_DEPTH:
+                append(f"{pad}{yaml_key(key)}: {inline(item)}")
+            else:
+                self.value(f"{pad}{yaml_key(key)}:", item, indent, depth)
 
     def sequence(self, items: Sequence[Any], indent: int, depth: int) -> None:
         head = " " * indent + "-"
@@ -154,12 +164,24 @@ def _comment(comment: str | None) -> str:
 
 def _headers(writer: _Writer, headers: Mapping[str, str]) -> None:
     if headers:
-        writer.lines.append("    headers:")
-        lowered: dict[str, str] = {}
-        for name, value in headers.items():
-            key = name.lower()
-            lowered[key] = f"{lowered[key]}, {value}" if key in lowered else value
-        writer.mapping(dict(sorted(lowered.items())), 6, 3)
+        items = tuple(headers.items())
+        # Text only in the cache: 1, 1.0 and True are one key to it, not to the writer.
+        text = all(type(name) is str and type(value) is str for name, value in items)
+        writer.lines += _header_lines(items) if text else _header_lines.__wrapped__(items)
+
+
+@lru_cache(maxsize=64)
+def _header_lines(items: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    """The lines of a headers block: one text per set of headers, which most of a
+    cassette's requests share (the same client), written once (issue 29)."""
+    writer = _Writer()
+    writer.lines.append("    headers:")
+    lowered: dict[str, str] = {}
+    for name, value in items:
+        key = name.lower()
+        lowered[key] = f"{lowered[key]}, {value}" if key in lowered else value
+    writer.mapping(dict(sorted(lowered.items())), 6, 3)
+    return tuple(writer.lines)
 
 
 def _body(writer: _Writer, side: StoredBody) -> None:

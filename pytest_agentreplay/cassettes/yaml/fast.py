@@ -47,6 +47,8 @@ _EVENT = re.compile(
     rf"\{{(?:t: ([0-9][0-9.e+-]*), )?(?:event: ({_SINGLE}|{_PLAIN_KEY}), )?"
     rf"data: ({_SINGLE}|{_DOUBLE})\}}"
 )
+_SEEN_LINES = 1 << 15
+"""How many distinct ``key: scalar`` lines a reader remembers at most (a few MB)."""
 _INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
 # No .inf / .nan: JSON cannot hold them, so such files take the validating slow path.
 _FLOAT = re.compile(r"-?[0-9]+\.[0-9]*(?:e[-+][0-9]+)?")
@@ -195,6 +197,10 @@ class _Reader:
         self.indents = indents
         self.let_go = let_go
         self.pos = 0
+        self.seen: dict[str, tuple[Any, Any]] = {}
+        """``key: scalar`` lines read so far, and what they held: a file repeats most
+        of them (header lines, a model's name, field names with a small number), and a
+        line's text alone decides what it holds (its indent is its leading spaces)."""
 
     @classmethod
     def of_text(
@@ -212,9 +218,18 @@ class _Reader:
 
     def mapping(self, indent: int, depth: int) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
-        lines, indents = self.lines, self.indents
-        while indents[self.pos] == indent:
-            line = lines[self.pos]
+        lines, indents, seen = self.lines, self.indents, self.seen
+        pos = self.pos  # kept local, and in self.pos around the nested reads
+        while indents[pos] == indent:
+            line = lines[pos]
+            known = seen.get(line)
+            if known is not None:  # read before: the same key and (immutable) scalar
+                key, value = known
+                if key in out:
+                    raise NotCanonicalError("duplicate key")
+                out[key] = value
+                pos += 1
+                continue
             match = _KEY.match(line, indent)
             if match is None:
                 if line[indent] == "-":
@@ -224,17 +239,23 @@ class _Reader:
             key = token if token[0] not in "'\"" else _scalar(token)
             if key in out:
                 raise NotCanonicalError("duplicate key")
-            self.pos += 1
+            pos += 1
             rest = line[match.end() :]
             if rest and rest[0] not in "{[|" and " #" not in rest:
-                out[key] = _scalar(rest)
+                out[key] = value = _scalar(rest)
+                if len(seen) >= _SEEN_LINES:
+                    seen.clear()  # bounded: the lines that keep coming back come back
+                seen[line] = (key, value)
             else:
+                self.pos = pos
                 out[key] = (
                     self.events(indent)
                     if key == "events" and not rest and self.event is not None
                     else self.after_head(rest, indent, depth)
                 )
-        if indents[self.pos] > indent:
+                pos = self.pos
+        self.pos = pos
+        if indents[pos] > indent:
             raise NotCanonicalError("unexpected indentation")
         return out
 
