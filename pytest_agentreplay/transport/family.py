@@ -9,7 +9,7 @@ router, which answers through it.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 from .delivery import Delivery
@@ -83,13 +83,15 @@ def _sync_stream_class(module: Any) -> type:
         """A body played by a :class:`~.delivery.Delivery` (or teed by a :class:`~.tee.Tee`)."""
 
         def __init__(self, body: Delivery | Tee) -> None:
-            self.body = body
+            self.body: Delivery | Tee | _Played = body
 
         def __iter__(self) -> Iterator[bytes]:
             return self.body.iterate()
 
         def close(self) -> None:
-            self.body.close()
+            body = self.body
+            body.close()
+            self.body = _played(body)
 
     return PlaybackStream
 
@@ -99,12 +101,49 @@ def _async_stream_class(module: Any) -> type:
         """:class:`PlaybackStream`, for async clients."""
 
         def __init__(self, body: Delivery | Tee) -> None:
-            self.body = body
+            self.body: Delivery | Tee | _Played = body
 
         def __aiter__(self) -> Any:
             return self.body.aiterate()
 
         async def aclose(self) -> None:
-            await self.body.aclose()
+            body = self.body
+            await body.aclose()
+            self.body = _played(body)
 
     return AsyncPlaybackStream
+
+
+class _Played:
+    """A closed :class:`~.delivery.Delivery`'s stand-in: what one gives once closed
+    (nothing more to read, nothing left to end).
+
+    A module's ``Response`` and its stream refer to each other, so the cyclic
+    garbage collector frees them; a closed stream that let go of its delivery leaves
+    the delivery, its playback, headers and body to be freed at once by their
+    reference counts (issue 29: they were most of the collector's extra work per
+    replayed request, about a tenth of its cost).
+    """
+
+    def iterate(self) -> Iterator[bytes]:
+        return iter(())
+
+    async def aiterate(self) -> AsyncIterator[bytes]:
+        return
+        yield  # pragma: no cover - makes this an async generator
+
+    def close(self) -> None:
+        pass
+
+    async def aclose(self) -> None:
+        pass
+
+
+_PLAYED = _Played()
+
+
+def _played(body: Delivery | Tee | _Played) -> Delivery | Tee | _Played:
+    """What a stream holds once ``body`` was closed: a delivery gives nothing more
+    (closing it ended the call), so :data:`_PLAYED` stands in; a tee stays (its live
+    body decides what reading it again does)."""
+    return _PLAYED if isinstance(body, Delivery) else body
