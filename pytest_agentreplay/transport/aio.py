@@ -23,13 +23,10 @@ aiohttp is imported by :func:`install` only once the user's code has imported it
 from __future__ import annotations
 
 import asyncio
-import functools
-import importlib.metadata
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from packaging.version import Version
-
+from .aio_version import MIN_VERSION, hookable, supported
 from .delivery import Delivery
 from .family import Family
 from .playback import Playback
@@ -37,30 +34,10 @@ from .tee import Tee
 
 __all__ = ["MIN_VERSION", "AiohttpFamily", "hookable", "install", "supported"]
 
-MIN_VERSION = (3, 12, 2)
-"""aiohttp's client middlewares, which the hook is, came with 3.12; ``Payload.as_bytes``,
-which reads a request's body without sending it, with 3.12.2 (3.12.0 failed every
-hooked request with an ``AttributeError``: the lowest CI session found it)."""
-
 _CUT = (
     "Response payload is not completed: <TransferEncodingError: 400, message="
     "'Not enough data to satisfy transfer length header.'>"
 )
-
-
-def hookable(version: str) -> bool:
-    """Whether aiohttp ``version`` can be hooked (an older one goes through vcrpy)."""
-    return Version(version).release >= MIN_VERSION
-
-
-@functools.cache
-def supported() -> bool:
-    """Whether an aiohttp that can be hooked is installed (asked without importing it)."""
-    try:
-        version = importlib.metadata.version("aiohttp")
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return hookable(version)
 
 
 class _RawHeaders:

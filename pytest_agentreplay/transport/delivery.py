@@ -12,7 +12,6 @@ last chunk, what a real connection failure raises in the client's module family
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from bisect import bisect_right
@@ -212,6 +211,10 @@ class Delivery:
 
     async def aiterate(self) -> AsyncIterator[bytes]:
         """Async delivery; cancellation while waiting or pacing counts as a hang-up."""
+        # Imported here: a suite of sync tests never loads asyncio (bench/ W4); an
+        # async client runs in an event loop, which loaded it already.
+        import asyncio  # noqa: PLC0415
+
         pending: list[Gate] = []
         self._chunks = chunks = self._iter_chunks(pending.append)
         start = time.monotonic()

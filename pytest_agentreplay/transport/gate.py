@@ -9,10 +9,13 @@ client's thread or event loop, and a client that hangs up while held wakes it.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported where an event loop runs: a sync test never loads asyncio
+    import asyncio
 
 __all__ = ["Gate", "wait_event_async"]
 
@@ -66,6 +69,8 @@ class Gate:
 
     async def wait_async(self) -> None:
         """Wait in the running event loop until the gate opens; cancellable."""
+        import asyncio  # noqa: PLC0415 - loaded already: an event loop is running
+
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
 
@@ -82,6 +87,8 @@ class Gate:
 
 async def wait_event_async(event: threading.Event, timeout: float | None) -> bool:
     """``event.wait(timeout)`` for async code: polls without blocking the loop."""
+    import asyncio  # noqa: PLC0415 - loaded already: an event loop is running
+
     deadline = None if timeout is None else time.monotonic() + timeout
     while not event.is_set():
         if deadline is not None and time.monotonic() >= deadline:

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import children, egress, send_guard
+from . import aio_version, children, egress, send_guard
 from . import lazy_pool as lazy
 from .family import Family
 from .import_hook import when_imported
@@ -64,9 +64,7 @@ def install(hooks: Hooks) -> list[str]:
                 when_imported(name, functools.partial(_add_family, name, hooks))
         if "aiohttp" not in _considered:
             _considered.add("aiohttp")
-            from . import aio  # noqa: PLC0415 - it imports asyncio: only once install() runs
-
-            if aio.supported():
+            if aio_version.supported():  # asked without importing the hook (asyncio)
                 when_imported("aiohttp", functools.partial(_add_aiohttp, hooks))
         egress.install()
         send_guard.install()  # after egress: it wraps the sendmsg egress patched

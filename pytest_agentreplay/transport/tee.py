@@ -9,7 +9,7 @@ still delivered.
 
 from __future__ import annotations
 
-import asyncio
+import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Protocol
 
@@ -48,7 +48,7 @@ class Tee:
     def _failed(self, exc: BaseException) -> None:
         if isinstance(exc, KeyboardInterrupt):
             self._end("incomplete")
-        elif isinstance(exc, (GeneratorExit, asyncio.CancelledError)):
+        elif isinstance(exc, GeneratorExit) or _cancelled(exc):
             self._end("cancelled")
         else:
             self._end(self.classify(exc))
@@ -84,3 +84,10 @@ class Tee:
         """:meth:`close`, for async clients."""
         self._end("cancelled")
         await self.inner.aclose()
+
+
+def _cancelled(exc: BaseException) -> bool:
+    """Whether ``exc`` is asyncio's cancellation: never, while asyncio was not even
+    imported (a sync test's body, that need not load it: bench/ W4)."""
+    asyncio = sys.modules.get("asyncio")
+    return asyncio is not None and isinstance(exc, asyncio.CancelledError)

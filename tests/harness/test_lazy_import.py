@@ -85,6 +85,7 @@ def test_replaying_a_cassette_imports_no_yaml_no_pydantic_no_httpx2(tmp_path: ob
     assert "yaml" not in mods
     assert "pydantic" not in mods
     assert "httpx2" not in mods  # patched when imported, not imported to be patched
+    assert "asyncio" not in mods  # a sync client's replay never loads it (bench/ W4)
 
 
 def test_httpx2_imported_during_a_test_is_intercepted(tmp_path: object) -> None:

@@ -158,9 +158,9 @@ def clients_imported() -> bool:
 def _served_natively() -> tuple[str, ...]:
     """Client libraries the plugin hooks itself (streams stay streams), which vcrpy
     must leave alone: aiohttp 3.12+ (issue 19; one request must be seen once)."""
-    from ....transport import aio
+    from ....transport import aio_version
 
-    return ("aiohttp",) if aio.supported() else ()
+    return ("aiohttp",) if aio_version.supported() else ()
 
 
 class SessionPersister:
