@@ -15,6 +15,7 @@ calls.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from ..providers import detect
@@ -25,8 +26,10 @@ __all__ = ["Origins", "origin"]
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
+@lru_cache(maxsize=512)
 def origin(url: str) -> tuple[str, int | None]:
-    """A URL's host (lower-cased) and port (the scheme's default filled in)."""
+    """A URL's host (lower-cased) and port (the scheme's default filled in). Remembered:
+    every replayed request asks it of its URL, and a suite calls a few (issue 29)."""
     parts = urlsplit(url)
     try:
         port = parts.port

@@ -30,6 +30,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -219,7 +220,7 @@ class CassetteSession:
             or recorded.body_b64 is not None
             or b"NaN" in request.content
             or b"Infinity" in request.content
-            or any(name.lower() == "content-encoding" for name, _ in request.headers)
+            or "content-encoding" in map(str.lower, map(itemgetter(0), request.headers))
         ):
             return None
         try:
@@ -435,7 +436,7 @@ class CassetteSession:
         played: list[Playback] = []  # the ender reads the status the client really got
         ender = self._ender(call, request, index, played, live)
         plan = Plan(chunker=self.chunker, on_end=ender)
-        interaction = readdress(self.interactions[index], request.content, dict(request.headers))
+        interaction = readdress(self.interactions[index], request.content, request.headers)
         if fault is None and is_standalone_stream(request.method, request.headers):
             interaction = held_open(interaction, plan, self._held, again=again)
         played.append(

@@ -14,7 +14,7 @@ session id it never opened: the response's header says what the live request sai
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import jsonrpc
@@ -26,10 +26,15 @@ __all__ = ["SESSION_HEADER", "header", "readdress"]
 
 SESSION_HEADER = "mcp-session-id"
 
+LiveHeaders = Mapping[str, str] | Iterable[tuple[str, str]]
+"""A live request's headers: a mapping, or its (name, value) pairs."""
+
 
 def header(headers: Mapping[str, str], name: str) -> str | None:
     """The value of header ``name`` (any case), ``None`` when absent."""
     wanted = name.lower()
+    if wanted not in map(str.lower, headers):  # the common answer, found without a loop here
+        return None
     return next((v for k, v in headers.items() if k.lower() == wanted), None)
 
 
@@ -40,12 +45,14 @@ def _recorded_value(interaction: Interaction) -> Any:
     return jsonrpc.messages_of(request.content())
 
 
-def _session(response: RecordedResponse, live_headers: Mapping[str, str]) -> dict[str, str]:
+def _session(response: RecordedResponse, live_headers: LiveHeaders) -> dict[str, str]:
     """The response's headers with its session id set to the one the client sent."""
     recorded = header(response.headers, SESSION_HEADER)
     if recorded is None:  # not an MCP session's answer: the live headers are not read
         return response.headers
-    live = header(live_headers, SESSION_HEADER)
+    live = header(
+        live_headers if isinstance(live_headers, Mapping) else dict(live_headers), SESSION_HEADER
+    )
     if live is None or live == recorded:
         return response.headers
     return {k: (live if k.lower() == SESSION_HEADER else v) for k, v in response.headers.items()}
@@ -67,12 +74,11 @@ def _body(response: RecordedResponse, ids: Mapping[Any, Any]) -> dict[str, Any]:
     return {}
 
 
-def readdress(
-    interaction: Interaction, live_body: bytes, live_headers: Mapping[str, str]
-) -> Interaction:
-    """``interaction`` answering the live request (``live_body``, ``live_headers``):
-    response ids moved to the live request's, the session header to the client's.
-    The same object when nothing changes (anything that is not JSON-RPC)."""
+def readdress(interaction: Interaction, live_body: bytes, live_headers: LiveHeaders) -> Interaction:
+    """``interaction`` answering the live request (``live_body``, ``live_headers``: a
+    mapping, or the request's pairs, read only for an MCP session's answer): response
+    ids moved to the live request's, the session header to the client's. The same
+    object when nothing changes (anything that is not JSON-RPC)."""
     response = interaction.response
     recorded = _recorded_value(interaction)
     # Only a recorded JSON-RPC request has ids to move: any other request (a model

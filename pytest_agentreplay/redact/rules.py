@@ -217,6 +217,10 @@ def redact_credential(value: str, placeholder: str) -> str:
     return placeholder
 
 
+_URL_MEMO = 512
+"""How many URLs :meth:`Rules.url` remembers."""
+
+
 @dataclass(frozen=True)
 class Rules:
     """The scrubbing rules in force: the defaults plus a scrubber's extras."""
@@ -232,6 +236,11 @@ class Rules:
         default_factory=dict, init=False, repr=False, compare=False, hash=False
     )
     """:meth:`header_action` by header name: the same few names on every request."""
+    _urls: dict[str, str] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
+    """:meth:`url` by URL (at most :data:`_URL_MEMO`): a suite calls a few endpoints,
+    and every replayed request's URL is checked (issue 29)."""
 
     @classmethod
     def build(
@@ -323,10 +332,17 @@ class Rules:
 
     def url(self, url: str) -> str:
         """``url`` with secret query/fragment parameters and userinfo passwords redacted."""
+        known = self._urls.get(url)
+        if known is not None:
+            return known
         head, hash_, fragment = url.partition("#")
         base, qmark, query = head.partition("?")
         out = self._userinfo(base) + qmark + self.params(query) + hash_ + self.params(fragment)
-        return url if out == url else out
+        out = url if out == url else out
+        if len(self._urls) >= _URL_MEMO:  # a bound, not a policy: start again
+            self._urls.clear()
+        self._urls[url] = out
+        return out
 
     def _userinfo(self, base: str) -> str:
         scheme = _URL_PREFIX.match(base) or _SCHEME_RELATIVE.match(base)

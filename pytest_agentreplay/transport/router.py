@@ -129,6 +129,11 @@ SentHeaders = tuple[tuple[str, str], ...] | Sequence[tuple[bytes, bytes]]
 def decode_headers(headers: SentHeaders) -> tuple[tuple[str, str], ...]:
     """Headers as :meth:`HTTPRequest.headers_as_sent` gives them, decoded (latin-1, what
     HTTP headers are) where they are still bytes."""
+    if headers and type(headers[0][0]) is bytes and type(headers[0][1]) is bytes:
+        try:  # all bytes, as the clients hold them: no call per name and value
+            return tuple([(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers])  # type: ignore[union-attr]
+        except AttributeError:  # a mix of str and bytes after all
+            pass
     return tuple([(_text(k), _text(v)) for k, v in headers])
 
 

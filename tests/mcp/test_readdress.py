@@ -69,3 +69,20 @@ def test_nothing_changes_when_ids_and_sessions_agree() -> None:
     recorded = _interaction(RecordedResponse(status=202))
     assert readdress(recorded, _live(4), {"mcp-session-id": "s-old"}) is recorded
     assert readdress(recorded, b"not json", {}) is recorded
+
+
+def test_the_live_session_is_read_from_the_request_pairs_too() -> None:
+    """The session replays hand over the request's (name, value) pairs: read (any case)
+    only for an answer that names a session."""
+    recorded = _interaction(
+        RecordedResponse(
+            status=200,
+            headers={"content-type": "application/json", "Mcp-Session-Id": "s-old"},
+            json_body={"jsonrpc": "2.0", "id": 4, "result": {"x": 1}},
+        )
+    )
+    pairs = (("content-type", "application/json"), ("MCP-Session-Id", "s-new"))
+    played = readdress(recorded, _live(1), pairs)
+    assert header(played.response.headers, "mcp-session-id") == "s-new"
+    plain = _interaction(RecordedResponse(status=200, headers={"content-type": "text/plain"}))
+    assert readdress(plain, b"{}", pairs) is plain

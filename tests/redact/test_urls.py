@@ -148,3 +148,30 @@ def test_signed_url_in_a_location_header_is_scrubbed() -> None:
 def test_userinfo_without_a_password_is_kept() -> None:
     url = "https://user:@proxy.example/v1"
     assert _url(url) == url
+
+
+def test_a_url_asked_again_gets_the_same_answer_past_the_memo_bound() -> None:
+    from pytest_agentreplay.redact.rules import _URL_MEMO, Rules
+
+    rules = Rules.build(
+        placeholder="REDACTED", extra_headers=(), extra_query_params=(), extra_body_keys=()
+    )
+    secret = "https://h/v1?key=abc&page=2"
+    assert rules.url(secret) == "https://h/v1?key=REDACTED&page=2"
+    for i in range(_URL_MEMO + 3):  # more URLs than it remembers: it starts again
+        assert rules.url(f"https://h/v1?n={i}") == f"https://h/v1?n={i}"
+    assert rules.url(secret) == "https://h/v1?key=REDACTED&page=2"
+    assert rules.url(secret) == "https://h/v1?key=REDACTED&page=2"  # remembered this time
+
+
+def test_rules_with_other_names_do_not_share_what_they_remember() -> None:
+    from pytest_agentreplay.redact.rules import Rules
+
+    def build(extra: tuple[str, ...]) -> Rules:
+        return Rules.build(
+            placeholder="REDACTED", extra_headers=(), extra_query_params=extra, extra_body_keys=()
+        )
+
+    url = "https://h/v1?tenant=acme"
+    assert build(()).url(url) == url
+    assert build(("tenant",)).url(url) == "https://h/v1?tenant=REDACTED"

@@ -67,3 +67,15 @@ def test_a_request_from_the_wire_equals_copies_and_shows_as_one_built_whole() ->
     assert repr(wire) == repr(whole) and "sk-secret" not in repr(wire)
     with pytest.raises(dataclasses.FrozenInstanceError):
         wire.url = "https://elsewhere/"  # type: ignore[misc]
+
+
+def test_headers_decode_alike_as_bytes_as_str_and_mixed() -> None:
+    from pytest_agentreplay.transport.router import decode_headers
+
+    want = (("Content-Type", "application/json"), ("x-note", "caf\xe9"))
+    raw = ((b"Content-Type", b"application/json"), (b"x-note", b"caf\xe9"))
+    assert decode_headers(raw) == want
+    assert decode_headers(want) == want
+    assert decode_headers(((b"Content-Type", "application/json"), ("x-note", b"caf\xe9"))) == want
+    assert decode_headers(((b"Content-Type", b"application/json"), ("x-note", "caf\xe9"))) == want
+    assert decode_headers(()) == ()

@@ -1,0 +1,38 @@
+"""The headers a recorded JSON body is played with: the recorded ones in their order,
+less those the plugin writes itself (length, encoding), whatever their case."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_agentreplay.cassettes.cassette import Interaction, RecordedRequest, RecordedResponse
+from pytest_agentreplay.cassettes.replay import playback_for
+from pytest_agentreplay.transport.answer import Plan
+from pytest_agentreplay.transport.chunking import Chunking
+
+
+def _played(headers: dict[str, str]) -> list[tuple[str, str]]:
+    interaction = Interaction(
+        request=RecordedRequest(method="POST", url="https://h/v1/messages", json_body={}),
+        response=RecordedResponse(status=200, headers=headers, json_body={"ok": True}),
+    )
+    plan = Plan(chunker=Chunking.PER_EVENT)
+    playback = playback_for(interaction, method="POST", path="/v1/messages", fault=None, plan=plan)
+    return playback.headers
+
+
+def test_the_recorded_headers_are_played_in_order_with_the_length_of_the_body() -> None:
+    played = _played({"x-b": "2", "content-type": "application/json", "x-a": "1"})
+    assert played == [
+        ("x-b", "2"),
+        ("content-type", "application/json"),
+        ("x-a", "1"),
+        ("content-length", str(len(b'{"ok":true}'))),
+    ]
+
+
+@pytest.mark.parametrize("name", ["Content-Length", "TRANSFER-ENCODING", "content-encoding"])
+def test_a_header_the_plugin_writes_itself_is_left_out_in_any_case(name: str) -> None:
+    played = _played({"x-b": "2", name: "99", "x-a": "1"})
+    assert [k for k, _ in played] == ["x-b", "x-a", "content-length"]
+    assert dict(played)["content-length"] == str(len(b'{"ok":true}'))
