@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 
 from pytest_agentreplay import Reply
 from pytest_agentreplay.providers import IdFactory, RenderContext, codec_for
-from pytest_agentreplay.providers.base import digits, iter_text, json_data
+from pytest_agentreplay.providers.base import _EAGER_TEXT, digits, iter_text, json_data
 from pytest_agentreplay.providers.openai.chat.render import _obfuscation
 
 B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -108,6 +109,36 @@ def test_text_is_cut_into_pieces_that_join_back(text: str, max_chunk: int) -> No
 
 def test_a_long_word_is_cut_at_the_chunk_size() -> None:
     assert list(iter_text(" abcdefghij kl", 4)) == [" abc", "defg", "hij", " kl"]
+
+
+def _cut(text: str, max_chunk: int) -> list[str]:
+    """The cut as first written: a word at a time, a long word cut at ``max_chunk``."""
+    pieces = []
+    for word in re.findall(r"\s*\S+|\s+", text):
+        pieces += [word[i : i + max_chunk] for i in range(0, len(word), max_chunk)]
+    return pieces
+
+
+_WORDS = st.text(st.sampled_from(" \n\tabé日"), min_size=1, max_size=16)
+
+
+@given(st.lists(_WORDS, max_size=8), st.integers(1, 20), st.sampled_from([0, -2, -1, 1, 3]))
+def test_a_text_is_cut_alike_either_side_of_the_length_cut_at_once(
+    words: list[str], max_chunk: int, around: int
+) -> None:
+    # a short text is cut in one step, a long one a word at a time: the same pieces
+    # at the boundary, with words that need cutting further and without
+    text = "".join(words)
+    padded = "x" * max(0, _EAGER_TEXT + around - len(text)) + text
+    assert list(iter_text(text, max_chunk)) == _cut(text, max_chunk)
+    assert list(iter_text(padded, max_chunk)) == _cut(padded, max_chunk)
+
+
+def test_a_chunk_size_below_one_fails_as_before_however_long_the_text() -> None:
+    for text in ("a b", "a" * (_EAGER_TEXT + 1)):
+        with pytest.raises(ValueError, match="must not be zero"):
+            list(iter_text(text, 0))
+    assert list(iter_text("", 0)) == []
 
 
 @given(st.text(min_size=1, max_size=200), st.integers(0, 3))

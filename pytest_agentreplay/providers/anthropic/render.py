@@ -22,10 +22,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import repeat
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from ...neutral import Reply, StopReason, Usage
-from ...sse import SSEEvent
+from ...sse import SSEEvent, event_bytes
 from ..base import Codec, RenderContext, json_data, wire_writer
 from .blocks import container, delta_data, opening, server_tool_usage, to_blocks
 
@@ -33,6 +33,9 @@ __all__ = ["event", "iter_events", "iter_wire", "render_body"]
 
 _PING_DATA = '{"type": "ping"}'  # the API writes this one spaced
 T = TypeVar("T")
+_DELTA_WIRE = "event: content_block_delta\ndata: {}\n\n".format
+"""The text of a delta event as :func:`~...sse.event_bytes` writes it: a delta's data
+is JSON on one line (its strings escape every line end), never empty."""
 
 
 @dataclass(frozen=True)
@@ -170,7 +173,11 @@ def _stream(reply: Reply, ctx: RenderContext, emit: Callable[[str, str], T]) -> 
         if index == 0:
             yield emit(_PING_DATA, "ping")
         # the deltas made by the emitter in C (map), not one step of this generator each
-        yield from map(emit, delta_data(block, ctx, index), repeat("content_block_delta"))
+        data = delta_data(block, ctx, index)
+        if emit is event_bytes:  # the wire, LF line ends: each delta written in C alone
+            yield from cast("Iterator[T]", map(str.encode, map(_DELTA_WIRE, data)))
+        else:
+            yield from map(emit, data, repeat("content_block_delta"))
         yield emit(_data("content_block_stop", {"index": index}), "content_block_stop")
     yield emit(_data("message_delta", _message_delta(reply, plan, ctx)), "message_delta")
     yield emit(_data("message_stop", {}), "message_stop")
