@@ -323,13 +323,16 @@ class Index:
     def cursor(self) -> int:
         """Where replay is: one past the interaction played last (0 before any)."""
         with self._lock:
-            return self._played[-1] + 1 if self._played else 0
+            return self._cursor()
+
+    def _cursor(self) -> int:
+        return self._played[-1] + 1 if self._played else 0  # the caller holds the lock
 
     def next_in_order(self) -> tuple[RecordedRequest, Key] | None:
         """The recorded request at :meth:`cursor` and its key (``None`` past the last):
         the one a replay in recorded order asks for next."""
         with self._lock:
-            at = self._played[-1] + 1 if self._played else 0
+            at = self._cursor()
             if at >= len(self.requests):
                 return None
             return self.requests[at], self.keys[at]
