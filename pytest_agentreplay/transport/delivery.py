@@ -204,9 +204,11 @@ class Delivery:
         return pause
 
     def _wait_sync(self, gate: Gate) -> None:
-        wake = self._wake  # made with the delivery when its playback has gates: always here
-        if wake is None:
+        wake = self._wake  # made with the delivery when its playback had gates then
+        if wake is None:  # gates given to the playback later
             wake = self._wake = threading.Event()
+            if self._closing:  # a hang-up that came before the event: it found none to set
+                wake.set()
         gate.wait(wake)
 
     async def aiterate(self) -> AsyncIterator[bytes]:
