@@ -172,12 +172,17 @@ class CassetteSession:
         key = self._unscrubbed_key(live)
         return (live, key) if key is not None else (self._matched_form(live), None)
 
+    def _keys_ignore_scrubbing(self) -> bool:
+        """Whether scrubbing a request can change its key only through its URL and body:
+        replaying, no vcrpy filter, and a key that reads no header."""
+        return self.filters is None and self.replaying and self.index.headerless
+
     def _unscrubbed_key(self, live: RecordedRequest) -> tuple[Hashable, ...] | None:
         """The key of ``live`` scrubbed, read from ``live`` itself when scrubbing surely
         leaves it as it is (no vcrpy filter, nothing to scrub but headers, a key that
         reads no header); ``None`` otherwise. Scrubbing a replayed request was a fifth
         of its cost (issue 29); its scrubbed copy is made when something shows it."""
-        if self.filters is not None or not self.replaying or not self.index.headerless:
+        if not self._keys_ignore_scrubbing():
             return None
         if not self.scrubber.headers_only(live):
             return None
@@ -205,7 +210,7 @@ class CassetteSession:
         headers, which the key does not read (:meth:`_unscrubbed_key`'s conditions):
         so the live key is the recorded request's. Issue 29: decoding, scrubbing and
         keying a replayed request was a third of the plugin's cost per request."""
-        if self.filters is not None or not self.replaying or not self.index.headerless:
+        if not self._keys_ignore_scrubbing():
             return None
         found = self.index.next_in_order()
         if found is None:
