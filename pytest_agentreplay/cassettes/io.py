@@ -38,7 +38,7 @@ from .. import jsonparse
 from ..errors import CassetteFormatError, TooDeepError, field_path
 from ..redact.scrubber import Scrubber as DefaultRules
 from . import atomic as _files
-from .big_file import load_big
+from .big_file import built_event, load_big
 from .cassette import Cassette, cassette_from_data
 from .errors import CassetteValueError
 from .fields import CASSETTE_VERSION, looks_canonical
@@ -52,7 +52,8 @@ from .reading import read_file
 from .verify import verify_file
 from .yaml.emit import dump_cassette, dump_interactions, iter_interactions
 from .yaml.errors import NotCanonicalError, UnstorableError
-from .yaml.fast import read_canonical
+from .yaml.fast import read_written
+from .yaml.layout import lays_out
 
 __all__ = [
     "CassetteFormatError",
@@ -159,7 +160,10 @@ def _fast(text: str) -> Cassette | None:
     if not looks_canonical(text):
         return None
     try:
-        cassette = cassette_from_data(read_canonical(text), json_checked=True)
+        data, proven = read_written(text, event=built_event)
+        cassette = cassette_from_data(data, json_checked=True)
+        if proven and lays_out(cassette.interactions, cassette.version, data):
+            return cassette  # each line was the writer's (issue 29: not written again)
         written = dump_interactions(cassette.interactions, cassette.version)
     except (NotCanonicalError, CassetteValueError, UnstorableError, RecursionError):
         return None
