@@ -63,6 +63,8 @@ _PROVEN_DEPTH = 40
 """Nesting beyond which :func:`read_written` proves nothing (the writer refuses more
 than :data:`~.scalars.MAX_DEPTH` levels; real bodies stay far below this)."""
 _LITERALS = ("|", "|-", "|+")
+_NESTED = object()
+"""What :class:`_Reader` remembers as the value of a ``key:`` line whose block follows."""
 _SEEN_LINES = 1 << 15
 """How many distinct ``key: scalar`` lines a reader remembers at most (a few MB)."""
 _INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
@@ -233,12 +235,14 @@ class _Reader:
         self.indents = indents
         self.let_go = let_go
         self.pos = 0
-        self.heads: set[str] = set()
-        """Lines ``key:`` of a nested block held to the writer already."""
+        self.items: dict[str, tuple[bool, str]] = {}
+        """Sequence lines ``- key: ...`` / ``- - ...`` read so far: whether the item is a
+        list, and the line as the item's own line (a file repeats most of them)."""
         self.seen: dict[str, tuple[Any, Any]] = {}
         """``key: scalar`` lines read so far, and what they held: a file repeats most
         of them (header lines, a model's name, field names with a small number), and a
-        line's text alone decides what it holds (its indent is its leading spaces)."""
+        line's text alone decides what it holds (its indent is its leading spaces). A
+        ``key:`` line whose block follows is kept with :data:`_NESTED` as its value."""
 
     @classmethod
     def of_text(
@@ -267,8 +271,13 @@ class _Reader:
                 key, value = known
                 if key in out:
                     raise NotCanonicalError("duplicate key")
-                out[key] = value
-                pos += 1
+                if value is _NESTED:  # the same ``key:`` line: its block follows
+                    self.pos = pos + 1
+                    out[key] = self.nested(key, indent, depth)
+                    pos = self.pos
+                else:
+                    out[key] = value
+                    pos += 1
                 continue
             match = _KEY.match(line, indent)
             if match is None:
@@ -291,43 +300,52 @@ class _Reader:
             else:
                 self.pos = pos
                 out[key] = value = (
-                    self.events(indent, depth)
-                    if key == "events" and not rest and self.event is not None
-                    else self.after_head(rest, indent, depth)
+                    self.after_head(rest, indent, depth)
+                    if rest
+                    else self.nested(key, indent, depth)
                 )
                 pos = self.pos
-                if self.proven and line not in self.heads:
-                    if not self._head_written(token, key, rest, value, line):
-                        self.proven = False
-                    elif not rest:  # a nested block's head: the line alone decides
-                        self.heads.add(line)
+                if self.proven and not self._head_written(token, key, rest, value, line):
+                    self.proven = False
+                if not rest:  # a nested block's head: remembered as a scalar line is
+                    seen[line] = (key, _NESTED)
         self.pos = pos
         if indents[pos] > indent:
             raise NotCanonicalError("unexpected indentation")
         return out
 
+    def nested(self, key: Any, indent: int, depth: int) -> Any:
+        """The block after a ``key:`` line with nothing after the colon."""
+        if key == "events" and self.event is not None:
+            return self.events(indent, depth)
+        return self.after_head("", indent, depth)
+
     def sequence(self, indent: int, depth: int) -> list[Any]:
         out: list[Any] = []
-        lines, indents = self.lines, self.indents
+        lines, indents, items = self.lines, self.indents, self.items
+        inner = indent + 2
         while indents[self.pos] == indent and lines[self.pos][indent] == "-":
             line = lines[self.pos]
-            if not line.startswith("- ", indent):
-                raise NotCanonicalError("expected '- '")
-            rest = line[indent + 2 :]
-            if rest.startswith("- "):
+            known = items.get(line)
+            if known is None:
+                if not line.startswith("- ", indent):
+                    raise NotCanonicalError("expected '- '")
+                rest = line[inner:]
+                if not rest.startswith("- ") and not _KEY.match(rest):
+                    self.pos += 1
+                    out.append(value := self.after_head(rest, inner, depth, in_seq=True))
+                    if self.proven and rest not in _LITERALS and not _item_written(rest, value):
+                        self.proven = False
+                    continue
                 # The item's content starts on the dash line: re-read it as its own line.
-                lines[self.pos] = " " * (indent + 2) + rest
-                indents[self.pos] = indent + 2
-                out.append(self.sequence(indent + 2, depth + 1))
-            elif _KEY.match(rest):
-                lines[self.pos] = " " * (indent + 2) + rest
-                indents[self.pos] = indent + 2
-                out.append(self.mapping(indent + 2, depth + 1))
-            else:
-                self.pos += 1
-                out.append(value := self.after_head(rest, indent + 2, depth, in_seq=True))
-                if self.proven and rest not in _LITERALS and not _item_written(rest, value):
-                    self.proven = False
+                if len(items) >= _SEEN_LINES:
+                    items.clear()
+                known = items[line] = (rest.startswith("- "), " " * inner + rest)
+            listed, lines[self.pos] = known
+            indents[self.pos] = inner
+            out.append(
+                self.sequence(inner, depth + 1) if listed else self.mapping(inner, depth + 1)
+            )
         return out
 
     def _head_written(self, token: str, key: str, rest: str, value: Any, line: str) -> bool:
