@@ -83,7 +83,8 @@ def _looks_canonical(path: Path) -> bool:
 
 
 def _writes_back(path: Path, cassette: Cassette) -> bool:
-    """Whether the writer gives back the file's exact bytes, compared a piece at a time."""
+    """Whether the writer gives back the file's exact bytes, compared a piece at a time
+    (for a file the reader could not prove so as it read it)."""
     with path.open("rb") as handle:
         for piece in iter_interactions(cassette.interactions, cassette.version):
             expected = piece.encode("utf-8")

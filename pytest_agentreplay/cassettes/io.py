@@ -12,8 +12,9 @@ Everything that reads a cassette comes here: replay, the ``agentreplay`` command
 ``convert``, snapshots. A file the plugin wrote takes the fast path: the
 canonical reader (:mod:`.yaml.fast`) parses it without PyYAML, the model is built
 from what it read, and the result is accepted only if the writer gives back the
-file's exact text. Anything else (a hand edit, another tool's file, an error to
-explain) goes through the safe libyaml loader, imported only then. Both paths
+file's exact text: proven line by line as the reader reads (:mod:`.yaml.layout`), or
+else by writing it again to compare. Anything else (a hand edit, another tool's file,
+an error to explain) goes through the safe libyaml loader, imported only then. Both paths
 build the model with the same function (:func:`from_data` is its public face),
 so they yield the same objects.
 

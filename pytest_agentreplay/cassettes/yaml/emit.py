@@ -8,8 +8,11 @@ literal block (``|``, ``|-``, ``|+``) for readable multi-line text in block
 context.
 
 No anchors, aliases or tags are ever written, and keys keep a fixed order. The
-loader's fast path relies on this: it accepts a file only when re-emitting what
-it read gives back the file's exact text.
+loader's fast path relies on this: it accepts a file only when the writer gives
+back the file's exact text, which the reader proves line by line against
+:func:`scalar_text`, :func:`literal_block` and :func:`event_line` (and
+:mod:`.layout` for the cassette's own layout), or else re-emitting what it read
+shows.
 """
 
 from __future__ import annotations
