@@ -357,6 +357,11 @@ class Codec(ABC):
     def render_body(self, reply: Reply, ctx: RenderContext) -> dict[str, Any]:
         """The non-streaming JSON response body for ``reply``."""
 
+    def body_wire(self, reply: Reply, ctx: RenderContext) -> bytes:
+        """:meth:`render_body` as the bytes of the body (compact JSON, UTF-8): what a
+        fake sends. A codec may write the bytes without building the body's objects."""
+        return json_data(self.render_body(reply, ctx)).encode("utf-8")
+
     @abstractmethod
     def render_events(self, reply: Reply, ctx: RenderContext) -> list[SSEEvent]:
         """The exact SSE event sequence the provider streams for ``reply``."""

@@ -81,7 +81,9 @@ class RenderRole(Protocol):
 
 class WireRenderRole(RenderRole, Protocol):
     """A ``render.py`` that also writes its stream as bytes, each event in one step,
-    without building the events (``iter_wire``): the fake's stream without a fault."""
+    without building the events (``iter_wire``): the fake's stream without a fault.
+    It may write its JSON body as bytes too (``body_wire``, looked up by name: see
+    :meth:`FolderCodec.body_wire`)."""
 
     def iter_wire(self, codec: Codec, reply: Reply, ctx: RenderContext) -> Iterator[bytes]:
         """:meth:`RenderRole.iter_events`, each event as the bytes
@@ -189,6 +191,16 @@ class FolderCodec(Codec):
         wire = getattr(self.roles.render, "iter_wire", None)
         if wire is None or type(self).iter_events is not FolderCodec.iter_events:
             return super().iter_wire(reply, ctx)
+        self.check_renders(reply)
+        return wire(self, reply, ctx)  # type: ignore[no-any-return]
+
+    def body_wire(self, reply: Reply, ctx: RenderContext) -> bytes:
+        """:meth:`render_body` as the bytes sent: written by the render role where it
+        offers ``body_wire``, else the body encoded (always, for a subclass that renders
+        its own body). A reply the format cannot send is refused at once."""
+        wire = getattr(self.roles.render, "body_wire", None)
+        if wire is None or type(self).render_body is not FolderCodec.render_body:
+            return super().body_wire(reply, ctx)
         self.check_renders(reply)
         return wire(self, reply, ctx)  # type: ignore[no-any-return]
 

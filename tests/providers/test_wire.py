@@ -5,6 +5,7 @@ OpenAI Chat) or encodes its events (the rest, and any codec of a user's)."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -87,3 +88,49 @@ def test_a_codec_of_its_own_writes_ids_and_retry_as_the_encoder_does() -> None:
     assert any(e.id for e in events) and any(e.retry for e in events)
     wire = b"".join(codec.iter_wire(reply, _context(codec, "openai_chat")))
     assert wire == encode(events)
+
+
+_USAGES = st.builds(
+    Usage,
+    input_tokens=st.integers(0, 10**9),
+    output_tokens=st.integers(0, 10**9),
+    cache_creation_input_tokens=st.none() | st.integers(0, 99),
+    cache_read_input_tokens=st.none() | st.integers(0, 99),
+    reasoning_tokens=st.none() | st.integers(0, 99),
+)
+
+
+@pytest.mark.parametrize(("provider", "codec"), list(_codecs()))
+@given(text=st.text(max_size=60), model=st.none() | st.text(max_size=12), usage=_USAGES)
+def test_a_codec_writes_the_bytes_its_body_encodes_to(
+    provider: Provider, codec: Codec, text: str, model: str | None, usage: Usage
+) -> None:
+    """``Codec.body_wire`` (what a fake sends, written around the encoded values where a
+    codec can) is the compact JSON of ``render_body``, byte for byte: every reply shape,
+    stop reason, usage (cache fields, thinking tokens) and model name."""
+    stops = ("end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal")
+    replies = [*_replies(text), *(Reply.text(text, usage=usage, stop=s, model=model) for s in stops)]
+    for reply in replies:
+        try:
+            body = codec.render_body(reply, _context(codec, provider))
+        except Exception as exc:  # a part this format cannot send: refused alike
+            with pytest.raises(type(exc), match=re.escape(str(exc))):
+                codec.body_wire(reply, _context(codec, provider))
+            continue
+        expected = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+        assert codec.body_wire(reply, _context(codec, provider)) == expected
+
+
+class _OwnBody(OpenAIChatCodec):
+    """A codec of a user's that renders its own body."""
+
+    def render_body(self, reply: Reply, ctx: RenderContext) -> dict[str, Any]:
+        return {**super().render_body(reply, ctx), "mine": True}
+
+
+def test_a_codec_of_its_own_sends_the_body_it_renders() -> None:
+    codec = _OwnBody()
+    reply = Reply.text("one two")
+    body = codec.body_wire(reply, _context(codec, "openai_chat"))
+    assert json.loads(body) == codec.render_body(reply, _context(codec, "openai_chat"))
+    assert json.loads(body)["mine"] is True
