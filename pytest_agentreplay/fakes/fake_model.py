@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from urllib.parse import urlsplit
 
 from ..errors import CodecError
@@ -23,11 +24,11 @@ from ..transport.chunking import ChunkingSpec, resolve_chunking
 from ..transport.gate import Gate
 from ..transport.playback import Playback
 from ..transport.router import Deferred, HTTPRequest
+from .call_log import CallLog, ReadAgain
 from .errors import UnexpectedModelCall
 from .listening import FakeServer
 from .messages import held_problem, injected_problem, interrupt_problem, show
 from .script import (
-    CallLog,
     Holds,
     HTTPCall,
     Respond,
@@ -62,6 +63,14 @@ class _Decision:
     counter: Provider | None
     provider: Provider | None
     target: str
+
+    @cached_property
+    def read_again(self) -> ReadAgain | None:
+        """How a logged call of this method and URL is parsed again (see :mod:`.call_log`)."""
+        if self.provider is None:
+            return None
+        codec, where = codec_for(self.provider), self.target
+        return lambda call: Serving._parse_at(codec, call, where)
 
 
 _DECISIONS_KEPT = 256  # distinct method + URL pairs remembered per fake (a test uses a few)
@@ -102,7 +111,6 @@ class FakeModel(Serving):
         self._holds = Holds()
         self._log = CallLog()
         self.calls: list[HTTPCall] = self._log.calls
-        self.requests: list[Request] = self._log.requests
         # replaced, never changed in place: a call reads it without the lock
         self._routes = tuple(_Route(h.lower(), None, "", None) for h in hosts)
         # what each method + URL was found to be, for these routes (replaced with them)
@@ -236,6 +244,12 @@ class FakeModel(Serving):
     def log(self) -> list[ModelCall]:
         """Every finished call, in arrival order, with its outcome."""
         return self._log.entries
+
+    @property
+    def requests(self) -> list[Request]:
+        """Every request, parsed into the neutral :class:`~..neutral.Request`, in arrival
+        order (a new list at every read; the same requests in it)."""
+        return self._log.requests
 
     @property
     def last_request(self) -> Request:
@@ -376,7 +390,7 @@ class FakeModel(Serving):
             parsed = self._parse_at(codec, request, decision.target)
         except (ValueError, CodecError) as exc:
             return self._unexpected(request, f"its body is not a valid request: {exc}", codec=codec)
-        index = self._log.open(request, parsed)
+        index = self._log.open(request, parsed, decision.read_again)
         block = self._holds.take_block(index)
         if block is not None and block[1] is None:
             return Deferred(
@@ -392,6 +406,8 @@ class FakeModel(Serving):
     def _next_reply(self, index: int, request: Request, http: HTTPRequest) -> Reply:
         """The reply for call ``index``: the script's; when it ran out, the test fails
         at once (:class:`UnexpectedModelCall`)."""
+        if self._script.respond is not None:  # handed to the test's function, maybe
+            self._log.keep(index, request)
         reply = self._script.next_reply(request)
         if reply is not None:
             return reply

@@ -18,6 +18,7 @@ from ..transport.router import Deferred, HTTPRequest, Router, active_router, int
 if TYPE_CHECKING:
     from ..neutral import Request
     from ..providers.base import Codec
+    from .script import HTTPCall
 
 __all__ = ["Serving"]
 
@@ -45,9 +46,9 @@ class Serving:
         return Serving._parse_at(codec, request, target(request.url))
 
     @staticmethod
-    def _parse_at(codec: Codec, request: HTTPRequest, where: str) -> Request:
+    def _parse_at(codec: Codec, request: HTTPRequest | HTTPCall, where: str) -> Request:
         """:meth:`_parse`, knowing already where the request was sent (``where``: its
-        path and query)."""
+        path and query); a logged call's request is read again so."""
         body = request.json()
         return codec.parse_call(request.method, where, body if isinstance(body, dict) else {})
 

@@ -109,8 +109,8 @@ def test_a_codec_writes_the_bytes_its_body_encodes_to(
     codec can) is the compact JSON of ``render_body``, byte for byte: every reply shape,
     stop reason, usage (cache fields, thinking tokens) and model name."""
     stops = ("end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal")
-    replies = [*_replies(text), *(Reply.text(text, usage=usage, stop=s, model=model) for s in stops)]
-    for reply in replies:
+    stopped = [Reply.text(text, usage=usage, stop=s, model=model) for s in stops]
+    for reply in [*_replies(text), *stopped]:
         try:
             body = codec.render_body(reply, _context(codec, provider))
         except Exception as exc:  # a part this format cannot send: refused alike
