@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # the reply model (pydantic) is loaded by the codecs, not by 
     from ..neutral import Fault, Provider, Reply, Request, Usage
 
 __all__ = [
+    "EAGER_TEXT",
     "ERROR_EVENT_STATUS",
     "Codec",
     "ErrorResponse",
@@ -114,8 +115,9 @@ def _digit_pairs(alphabet: str) -> list[str]:
     return [alphabet[i % base] + alphabet[i // base] for i in range(base * base)]
 
 
-_EAGER_TEXT = 4096
-"""Up to this many characters, :func:`iter_text` cuts a text in one C call."""
+EAGER_TEXT = 4096
+"""Up to this many characters, :func:`iter_text` cuts a text at once (in one C call,
+when no word needs cutting further)."""
 
 
 def iter_text(text: str, max_chunk: int = 12) -> Iterator[str]:
@@ -126,7 +128,7 @@ def iter_text(text: str, max_chunk: int = 12) -> Iterator[str]:
     to be cut; a short one (a reply's usual text) is cut at once by the regex engine
     when no word needs cutting further, not one generator step a word (bench/ W5).
     """
-    if len(text) <= _EAGER_TEXT:
+    if len(text) <= EAGER_TEXT:
         words = _WORDS.findall(text)
         if not words or max(map(len, words)) <= max_chunk:
             return iter(words)

@@ -134,3 +134,37 @@ def test_a_codec_of_its_own_sends_the_body_it_renders() -> None:
     body = codec.body_wire(reply, _context(codec, "openai_chat"))
     assert json.loads(body) == codec.render_body(reply, _context(codec, "openai_chat"))
     assert json.loads(body)["mine"] is True
+
+
+def _pulled(events: Iterator[bytes]) -> tuple[list[bytes], type[BaseException] | None]:
+    """The events an iterator gives before it ends or fails, and what it failed with."""
+    pulled: list[bytes] = []
+    try:
+        for event in events:
+            pulled.append(event)
+    except Exception as exc:  # what the fake's delivery would see mid-stream
+        return pulled, type(exc)
+    return pulled, None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "word " * 1000,  # beyond what is cut at once: deltas written lazily
+        "a" * 30 + " " + "b" * 4100,  # long words cut to size, lazily
+        "before \ud800 after",  # a lone surrogate: no UTF-8 for it
+    ],
+    ids=["long", "long words", "surrogate"],
+)
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_codec_writes_a_long_or_unencodable_text_as_its_encoded_events_go(
+    provider: Provider, text: str
+) -> None:
+    """Event for event, and failing at the same event: what a fake streams of a text
+    the codec writes itself (a short one at once) and of its events encoded one by one."""
+    codec = codec_for(provider)
+    reply = Reply.text(text, usage=Usage(input_tokens=1, output_tokens=2))
+    written = _pulled(codec.iter_wire(reply, _context(codec, provider)))
+    encoded = _pulled(Codec.iter_wire(codec, reply, _context(codec, provider)))
+    assert written == encoded
+    assert (encoded[1] is UnicodeEncodeError) == ("\ud800" in text)
