@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import cast
 
 from ..neutral import ModelCall, Reply, Request
+from ..providers.base import RequestFacts
 from ..transport.router import HTTPRequest
 from .script import HTTPCall
 
@@ -46,7 +48,7 @@ class CallLog:
         # A finished call's entry is built when the log is read (most tests never read
         # it; bench/ W5: the entry was a tenth of a fake call): its fields until then.
         self._entries: dict[int, ModelCall | _Ended] = {}
-        self._open: dict[int, tuple[Request, str, HTTPCall]] = {}
+        self._open: dict[int, tuple[RequestFacts, str, HTTPCall]] = {}
         self._statuses: dict[int, int | None] = {}
         # Call numbers never repeat, so that a call still open at a reset() cannot end
         # a later one; the log numbers calls from the last reset (``_base``).
@@ -54,11 +56,11 @@ class CallLog:
         self._base = 0
 
     def open(
-        self, request: HTTPRequest, parsed: Request, read_again: ReadAgain | None = None
+        self, request: HTTPRequest, parsed: RequestFacts, read_again: ReadAgain | None = None
     ) -> int:
         """Log a call that arrived, parsed as ``parsed``; returns its number (for
         :meth:`ended`). ``read_again`` parses the call's request again once it ended
-        (without one, ``parsed`` is kept)."""
+        (without one, ``parsed``, then a :class:`~..neutral.Request`, is kept)."""
         call = HTTPCall.of(request)
         with self._lock:
             index = self._next
@@ -66,16 +68,15 @@ class CallLog:
             self.calls.append(call)
             self._read_again.append(read_again)
             if read_again is None:
-                self._kept[index] = parsed
+                self._kept[index] = cast("Request", parsed)
             self._open[index] = (parsed, request.url, call)
         return index
 
-    def keep(self, index: int, parsed: Request) -> None:
-        """Keep call ``index``'s parsed request: it is handed to code outside the fake
-        (``respond=``), and is what :attr:`requests` shows for the call from now on."""
+    def request(self, index: int) -> Request:
+        """Call ``index``'s parsed request, kept from now on: what is handed to code
+        outside the fake (``respond=``) and what :attr:`requests` shows for the call."""
         with self._lock:
-            if index >= self._base:
-                self._kept.setdefault(index, parsed)
+            return self._request(index)
 
     def reset(self) -> None:
         """Forget every call (in place: ``calls`` stays the same list). A call still
@@ -141,7 +142,7 @@ class CallLog:
         kept = self._kept.get(index)
         if kept is None:
             opened = self._open.get(index)
-            if opened is not None:
+            if opened is not None and isinstance(opened[0], Request):
                 kept = opened[0]
             else:
                 position = index - self._base

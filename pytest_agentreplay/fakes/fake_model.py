@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from ..errors import CodecError
 from ..neutral import Fault, ModelCall, Provider, Reply, Request, reply_source
 from ..providers import codec_for, detect, target, token_count, unspoken
-from ..providers.base import Codec, IdFactory, RenderContext, json_data
+from ..providers.base import Codec, IdFactory, RenderContext, RequestFacts, json_data
 from ..providers.catalog import DEFAULT_HOSTS
 from ..transport import answer
 from ..transport.chunking import ChunkingSpec, resolve_chunking
@@ -387,7 +387,7 @@ class FakeModel(Serving):
             return self._not_a_model_call(request)
         codec = codec_for(decision.provider)
         try:
-            parsed = self._parse_at(codec, request, decision.target)
+            parsed = self._check_at(codec, request, decision.target)
         except (ValueError, CodecError) as exc:
             return self._unexpected(request, f"its body is not a valid request: {exc}", codec=codec)
         index = self._log.open(request, parsed, decision.read_again)
@@ -403,12 +403,10 @@ class FakeModel(Serving):
     async def respond_async(self, request: HTTPRequest) -> Playback | Deferred:
         return self.respond(request)
 
-    def _next_reply(self, index: int, request: Request, http: HTTPRequest) -> Reply:
+    def _next_reply(self, index: int, request: RequestFacts, http: HTTPRequest) -> Reply:
         """The reply for call ``index``: the script's; when it ran out, the test fails
         at once (:class:`UnexpectedModelCall`)."""
-        if self._script.respond is not None:  # handed to the test's function, maybe
-            self._log.keep(index, request)
-        reply = self._script.next_reply(request)
+        reply = self._script.next_reply(request.stream, lambda: self._log.request(index))
         if reply is not None:
             return reply
         problem = self._mask(
@@ -438,7 +436,7 @@ class FakeModel(Serving):
         self,
         index: int,
         codec: Codec,
-        request: Request,
+        request: RequestFacts,
         http: HTTPRequest,
         *,
         block: tuple[Gate, int | None] | None = None,

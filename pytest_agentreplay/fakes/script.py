@@ -142,24 +142,25 @@ class Script:
         with self._lock:
             return [r for r in self._replies if id(r) not in self._played_cut]
 
-    def next_reply(self, request: Request) -> Reply | None:
-        """The reply for this call: the failure, the script, ``respond``; ``None``
-        when the script ran out and there is no ``respond``."""
+    def next_reply(self, stream: bool, request: Callable[[], Request]) -> Reply | None:
+        """The reply for this call (``stream``: a streamed one): the failure, the script,
+        ``respond`` (handed ``request()``, the call's parsed request); ``None`` when the
+        script ran out and there is no ``respond``."""
         with self._lock:
             if self.fail is not None:
                 return Reply.failure(self.fail)
             if self._injected:
                 return self._strike(self._injected.pop(0))
             if self._replies:
-                if self._interrupts and request.stream:
+                if self._interrupts and stream:
                     self._played_cut.add(id(self._replies[0]))
                     return self._cut(self._replies[0])
                 return self._replies.popleft()
         if self.respond is None:
             return None
-        reply = as_reply(call_sync(self.respond, request))
+        reply = as_reply(call_sync(self.respond, request()))
         with self._lock:
-            return self._cut(reply) if self._interrupts and request.stream else reply
+            return self._cut(reply) if self._interrupts and stream else reply
 
     def _strike(self, fault: Fault) -> Reply:
         """The next reply failed by an injected ``fault``, not used up (the retry gets

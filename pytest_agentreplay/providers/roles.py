@@ -29,7 +29,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from .base import Codec, ErrorResponse, Folded, RenderContext
+from .base import Codec, ErrorResponse, Folded, RenderContext, RequestFacts
 from .catalog import CATALOG
 from .routes import handles
 
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from ..sse import SSEEvent
 
 __all__ = [
+    "CheckingRequestRole",
     "ComposeRole",
     "ErrorBodiesRole",
     "EventFolder",
@@ -59,6 +60,15 @@ class RequestRole(Protocol):
     def parse(self, codec: Codec, target: str, body: Mapping[str, Any]) -> Request:
         """``body`` sent to ``target`` (path and query; ``""`` when unknown) in neutral
         form; a :class:`~..errors.CodecError` names the field that is wrong."""
+
+
+class CheckingRequestRole(RequestRole, Protocol):
+    """A ``request.py`` that also checks a body without building the neutral models
+    (``check_only``, looked up by name: see :meth:`FolderCodec.check_call`)."""
+
+    def check_only(self, codec: Codec, target: str, body: Mapping[str, Any]) -> RequestFacts:
+        """:meth:`RequestRole.parse`'s checks, the same error for the same body; what
+        answering the request reads of it."""
 
 
 class ComposeRole(Protocol):
@@ -160,6 +170,15 @@ class FolderCodec(Codec):
     def parse_call(self, method: str, target: str, body: Mapping[str, Any]) -> Request:
         """The request in neutral form, knowing where it was sent."""
         return self.roles.request.parse(self, target, body)
+
+    def check_call(self, method: str, target: str, body: Mapping[str, Any]) -> RequestFacts:
+        """The request checked, by the request role's ``check_only`` where it has one
+        (its ``parse`` without building the models), else parsed (always, for a subclass
+        that parses in its own way)."""
+        check = getattr(self.roles.request, "check_only", None)
+        if check is None or type(self).parse_call is not FolderCodec.parse_call:
+            return self.parse_call(method, target, body)
+        return check(self, target, body)  # type: ignore[no-any-return]
 
     def compose_request(self, request: Request, *, max_tokens: int | None = None) -> dict[str, Any]:
         """The body this provider's SDK sends for ``request`` (see :class:`ComposeRole`)."""
