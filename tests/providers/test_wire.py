@@ -37,6 +37,7 @@ def _replies(text: str) -> list[Reply]:
         Reply(parts=[Text(text=text), ToolCall(name="weather", args={"city": text, "n": [1.5]})]),
         Reply(parts=[Text(text="cited", citations=[Citation(url="https://example.org/a")])]),
         Reply(parts=[], stop="max_tokens"),
+        Reply.text(text, model=text or "m"),  # a model name with line ends, quotes...
     ]
 
 

@@ -25,7 +25,7 @@ from json.encoder import encode_basestring
 from typing import Any, NamedTuple, TypeVar, cast
 
 from ...neutral import Reply, StopReason, Usage
-from ...sse import SSEEvent, event_bytes
+from ...sse import SSEEvent
 from ..base import EAGER_TEXT, Codec, RenderContext, iter_text, json_data, wire_writer
 from .blocks import container, delta_data, opening, server_tool_usage, to_blocks
 
@@ -217,7 +217,15 @@ def iter_wire(codec: Codec, reply: Reply, ctx: RenderContext) -> Iterator[bytes]
     """:func:`iter_events` as the bytes sent, each event written in one step: what a fake
     streams when no fault or added field changes the events (bench/ W5: an event object
     built, then encoded, was a third of a streamed call)."""
-    return _stream(reply, ctx, wire_writer(codec.sse_line_end))
+    emit = _json_event_lf if codec.sse_line_end == "\n" else wire_writer(codec.sse_line_end)
+    return _stream(reply, ctx, emit)
+
+
+def _json_event_lf(data: str, name: str) -> bytes:
+    """:func:`~...sse.event_bytes` of an event whose data is JSON (never a line end in
+    it: JSON escapes them) and whose name is the codec's own, LF line ends: written
+    without looking for line ends to split at."""
+    return f"event: {name}\ndata: {data}\n\n".encode()
 
 
 _PLAIN_TEXT_OPENING = json_data({"type": "text", "text": ""})
@@ -248,7 +256,7 @@ def _stream(reply: Reply, ctx: RenderContext, emit: Callable[[str, str], T]) -> 
         if index == 0:
             yield emit(_PING_DATA, "ping")
         # the deltas made by the emitter in C (map), not one step of this generator each
-        if emit is event_bytes:  # the wire, LF line ends
+        if emit is _json_event_lf:  # the wire, LF line ends
             yield from cast("Iterator[T]", _deltas_wire(block, ctx, index))
         else:
             yield from map(emit, delta_data(block, ctx, index), repeat("content_block_delta"))
