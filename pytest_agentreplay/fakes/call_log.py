@@ -137,6 +137,13 @@ class CallLog:
         with self._lock:
             return [self._request(self._base + i) for i in range(len(self.calls))]
 
+    def last_request(self) -> Request:
+        """The last call's parsed request (only it is read); ``IndexError`` if none came."""
+        with self._lock:
+            if not self.calls:
+                raise IndexError("no request has arrived")
+            return self._request(self._base + len(self.calls) - 1)
+
     def _request(self, index: int) -> Request:
         """Call ``index``'s parsed request, kept from now on (the caller holds the lock)."""
         kept = self._kept.get(index)

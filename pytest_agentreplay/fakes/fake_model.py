@@ -254,7 +254,7 @@ class FakeModel(Serving):
     @property
     def last_request(self) -> Request:
         """The most recent request; ``IndexError`` if there was none."""
-        return self.requests[-1]
+        return self._log.last_request()
 
     @property
     def remaining(self) -> list[Reply]:

@@ -162,7 +162,10 @@ def test_the_requests_of_a_reset_fake_are_gone_and_new_ones_read_again() -> None
         client.post("https://api.anthropic.com/v1/messages", json=ASK)
         fake.reset()
         assert fake.requests == [] and fake.calls == []
+        with pytest.raises(IndexError):
+            fake.last_request  # noqa: B018 - the read is the test
         fake.script("b")
         client.post("https://api.anthropic.com/v1/messages", json={**ASK, "model": "other"})
     assert [r.model for r in fake.requests] == ["other"]
+    assert fake.last_request is fake.requests[0]
     assert [c.request.model for c in fake.log] == ["other"]
