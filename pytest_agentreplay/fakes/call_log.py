@@ -72,11 +72,12 @@ class CallLog:
             self._open[index] = (parsed, request.url, call)
         return index
 
-    def request(self, index: int) -> Request:
+    def request(self, index: int) -> Request | None:
         """Call ``index``'s parsed request, kept from now on: what is handed to code
-        outside the fake (``respond=``) and what :attr:`requests` shows for the call."""
+        outside the fake (``respond=``) and what :attr:`requests` shows for the call;
+        ``None`` for a call :meth:`reset` forgot."""
         with self._lock:
-            return self._request(index)
+            return None if index < self._base else self._request(index)
 
     def reset(self) -> None:
         """Forget every call (in place: ``calls`` stays the same list). A call still

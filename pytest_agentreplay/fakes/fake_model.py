@@ -403,10 +403,16 @@ class FakeModel(Serving):
     async def respond_async(self, request: HTTPRequest) -> Playback | Deferred:
         return self.respond(request)
 
-    def _next_reply(self, index: int, request: RequestFacts, http: HTTPRequest) -> Reply:
+    def _next_reply(
+        self, index: int, codec: Codec, request: RequestFacts, http: HTTPRequest
+    ) -> Reply:
         """The reply for call ``index``: the script's; when it ran out, the test fails
         at once (:class:`UnexpectedModelCall`)."""
-        reply = self._script.next_reply(request.stream, lambda: self._log.request(index))
+
+        def parsed() -> Request:  # what respond= is handed: the log's (a reset forgot it)
+            return self._log.request(index) or self._parse(codec, http)
+
+        reply = self._script.next_reply(request.stream, parsed)
         if reply is not None:
             return reply
         problem = self._mask(
@@ -443,7 +449,7 @@ class FakeModel(Serving):
     ) -> Playback:
         if self._log.forgotten(index):  # held across a reset(): it belongs to no script
             return Playback(status=503, headers=[], events=[], ending="cut", before_headers=True)
-        reply = self._next_reply(index, request, http)
+        reply = self._next_reply(index, codec, request, http)
         ctx = RenderContext(model=request.model or "fake-model", request=request, ids=self._ids)
         plan = answer.Plan(
             chunker=self.chunker,

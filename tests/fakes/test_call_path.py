@@ -15,8 +15,10 @@ import pytest
 
 from pytest_agentreplay import EgressBlocked, FakeModel, Reply
 from pytest_agentreplay.fakes import HTTPCall
+from pytest_agentreplay.fakes.call_log import CallLog
 from pytest_agentreplay.neutral import Request
 from pytest_agentreplay.providers import codec_for
+from pytest_agentreplay.transport.router import HTTPRequest
 
 ASK = {"model": "claude-test", "max_tokens": 20, "messages": [{"role": "user", "content": "hi"}]}
 GATEWAY = "https://gateway.example.com/llm"
@@ -169,3 +171,23 @@ def test_the_requests_of_a_reset_fake_are_gone_and_new_ones_read_again() -> None
     assert [r.model for r in fake.requests] == ["other"]
     assert fake.last_request is fake.requests[0]
     assert [c.request.model for c in fake.log] == ["other"]
+
+
+def test_the_log_reads_a_calls_request_again_until_a_reset_forgets_the_call() -> None:
+    body = json.dumps(ASK).encode()
+    sent = HTTPRequest("POST", "https://api.anthropic.com/v1/messages", (), body, "httpx2")
+    codec = codec_for("anthropic")
+    facts = codec.check_call("POST", "/v1/messages", ASK)
+
+    def read_again(call: HTTPCall) -> Request:
+        return codec.parse_call(call.method, "/v1/messages", call.json())
+
+    log = CallLog()
+    first = log.open(sent, facts, read_again)
+    log.ended(first, "completed", 1, None)
+    assert log.request(first) == codec.parse_call("POST", "/v1/messages", ASK)
+    assert log.request(first) is log.requests[0]
+    second = log.open(sent, facts, read_again)
+    log.reset()  # the second call was open: forgotten with the first
+    assert log.request(first) is None and log.request(second) is None
+    assert log.requests == [] and log.entries == []
