@@ -4,11 +4,14 @@ A provider folder (``anthropic/``, ``openai/chat/``, ``openai/responses/``,
 ``gemini/``) holds one module per role, each with the same functions under the same
 signatures (the protocols below; mypy checks every folder against them):
 
-* ``request.py``: ``parse(codec, target, body)``, a request in neutral form;
+* ``request.py``: ``parse(codec, target, body)``, a request in neutral form (and,
+  where it can, ``check_only``: the same checks without building the models, what a
+  fake answers a call from: :class:`CheckingRequestRole`);
 * ``compose.py``: ``compose(codec, request, *, max_tokens)``, the inverse: a neutral
   request as the body the provider's SDK sends (a trace imported as a cassette);
 * ``render.py``: ``render_body(codec, reply, ctx)`` and ``iter_events(codec, reply,
-  ctx)``, a reply as the JSON body and as the SSE events the provider sends;
+  ctx)``, a reply as the JSON body and as the SSE events the provider sends (and, where
+  it writes them as bytes itself, ``iter_wire`` and ``body_wire``: :class:`WireRenderRole`);
 * ``fold.py``: ``fold(codec, events, *, strict)``, a stream back to its final body;
 * ``reply.py``: ``to_reply(codec, body)``, a final body back to a neutral reply;
 * ``error_bodies.py``: ``error_response(codec, fault, ctx)`` and ``error_event(codec, fault,
