@@ -336,9 +336,11 @@ def _json_reply(
     if fault is not None and kind == "timeout" and fault.after_events is None:
         return for_timeout(plan)
     body = codec.body_wire(reply, ctx)
-    headers = [*_headers(codec, ctx, streaming=False), ("content-length", str(len(body)))]
-    headers = fault_headers(codec, fault, headers)
-    gates = dict(plan.extra_gates)
+    headers = _headers(codec, ctx, streaming=False)
+    headers.append(("content-length", str(len(body))))
+    if fault is not None:
+        headers = fault_headers(codec, fault, headers)
+    gates = dict(plan.extra_gates) if plan.extra_gates else {}
     if kind == "stall" and plan.stall_gate is not None:
         gates[0] = plan.stall_gate
     cut = kind in ("cut", "timeout")  # the headers arrive, the body never does
