@@ -72,7 +72,39 @@ def test_any_bytes_opening_an_object_read_as_json_loads_reads_them(body: bytes) 
     assert _outcome(jsonparse.loads, body) == _outcome(json.loads, body)
 
 
-def _outcome(loads: Any, body: bytes) -> object:
+@pytest.mark.parametrize(
+    "text",
+    [
+        ' {"a": 1}',  # whitespace first
+        '{"a": 1}\n ',  # and last
+        '\ufeff{"a": 1}',  # a BOM in text
+        '{"a": 1}{"b": 2}',  # a second value
+        '{"a": 1} x',
+        "",
+        " ",
+        "1",
+        '"x"',
+        "-Infinity",
+        "[1, 2",
+        '{"a": [1, {"b": null}], "c": "\\u00e9"}',
+    ],
+)
+def test_text_is_read_as_json_loads_reads_it_same_value_or_same_error(text: str) -> None:
+    """One value filling the text is read by json's scanner directly; anything else as
+    json.loads reads it: the value, or the error type and message, are the same."""
+    assert _outcome(jsonparse.loads, text) == _outcome(json.loads, text)
+    assert _outcome(jsonparse.loads, text.encode()) == _outcome(json.loads, text.encode())
+
+
+@given(JSON, st.sampled_from(["", " ", "\n", "\t \r\n"]), st.sampled_from(["", " ", "\n", "x"]))
+def test_a_value_with_text_around_it_reads_as_json_loads_reads_it(
+    value: object, before: str, after: str
+) -> None:
+    text = before + json.dumps(value) + after
+    assert _outcome(jsonparse.loads, text) == _outcome(json.loads, text)
+
+
+def _outcome(loads: Any, body: str | bytes) -> object:
     try:
         return loads(body)
     except ValueError as exc:

@@ -56,12 +56,21 @@ class CallLog:
         self._base = 0
 
     def open(
-        self, request: HTTPRequest, parsed: RequestFacts, read_again: ReadAgain | None = None
+        self,
+        request: HTTPRequest,
+        parsed: RequestFacts,
+        read_again: ReadAgain | None = None,
+        *,
+        url: str | None = None,
     ) -> int:
         """Log a call that arrived, parsed as ``parsed``; returns its number (for
         :meth:`ended`). ``read_again`` parses the call's request again once it ended
-        (without one, ``parsed``, then a :class:`~..neutral.Request`, is kept)."""
-        call = HTTPCall.of(request)
+        (without one, ``parsed``, then a :class:`~..neutral.Request`, is kept). ``url``,
+        equal to the request's, is the string to keep for it (one shared by the calls
+        of a URL)."""
+        if url is None or url != request.url:
+            url = request.url
+        call = HTTPCall.of(request, url)
         with self._lock:
             index = self._next
             self._next += 1
@@ -69,7 +78,7 @@ class CallLog:
             self._read_again.append(read_again)
             if read_again is None:
                 self._kept[index] = cast("Request", parsed)
-            self._open[index] = (parsed, request.url, call)
+            self._open[index] = (parsed, url, call)
         return index
 
     def request(self, index: int) -> Request | None:
@@ -96,9 +105,10 @@ class CallLog:
         return index < self._base  # one read of a number :meth:`reset` replaces
 
     def answered(self, index: int, status: int | None) -> None:
-        """The status call ``index`` is answered with (``None``: no response at all)."""
-        with self._lock:
-            self._statuses[index] = status
+        """The status call ``index`` is answered with (``None``: no response at all).
+        Set without the lock: one item set is atomic, and a status set for a call a
+        :meth:`reset` forgot is never read (its ending is not logged)."""
+        self._statuses[index] = status
 
     def ended(self, index: int, outcome: str, events_sent: int, reply: Reply | None) -> None:
         """Call ``index`` ended (only its first ending counts); an error response read

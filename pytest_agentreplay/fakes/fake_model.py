@@ -57,12 +57,15 @@ class _Decision:
     """What a fake makes of a ``method url``: the route that claims it (``None``: not
     served by host), the provider whose token count or model call it is, and its target
     (path and query, as a codec reads it). A pure function of the method, the URL and
-    the routes: remembered per fake (:meth:`FakeModel._decide`)."""
+    the routes: remembered per fake (:meth:`FakeModel._decide`). ``url`` is the URL it
+    was made for, which the log keeps for each call of that URL (one string for them
+    all, not each call's own copy: a fake keeps every call)."""
 
     route: _Route | None
     counter: Provider | None
     provider: Provider | None
     target: str
+    url: str
 
     @cached_property
     def read_again(self) -> ReadAgain | None:
@@ -365,7 +368,8 @@ class FakeModel(Serving):
             or detect(request.method, path[len(served.base_path) :] or "/")
             or detect(request.method, path)
         )
-        return _Decision(route, token_count(request.method, path), provider, target(request.url))
+        counter = token_count(request.method, path)
+        return _Decision(route, counter, provider, target(request.url), request.url)
 
     def _route_for(self, request: HTTPRequest) -> _Route | None:
         parts = request.url_parts
@@ -390,7 +394,7 @@ class FakeModel(Serving):
             parsed = self._check_at(codec, request, decision.target)
         except (ValueError, CodecError) as exc:
             return self._unexpected(request, f"its body is not a valid request: {exc}", codec=codec)
-        index = self._log.open(request, parsed, decision.read_again)
+        index = self._log.open(request, parsed, decision.read_again, url=decision.url)
         block = self._holds.take_block(index)
         if block is not None and block[1] is None:
             return Deferred(

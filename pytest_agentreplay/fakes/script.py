@@ -249,13 +249,14 @@ class HTTPCall:
     content: bytes
 
     @staticmethod
-    def of(request: HTTPRequest) -> HTTPCall:
+    def of(request: HTTPRequest, url: str | None = None) -> HTTPCall:
         """``request`` as logged: its headers made a dict when first read (most tests
-        never read them: bench/ W5)."""
+        never read them: bench/ W5); ``url``, when given, is its URL (an equal string
+        kept already)."""
         call = object.__new__(_LoggedCall)
         call.__dict__.update(
             method=request.method,
-            url=request.url,
+            url=request.url if url is None else url,
             content=request.content,
             _sent=request.headers_as_sent(),  # not the request: it is let go after the call
         )

@@ -9,7 +9,7 @@ router, which answers through it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 from .delivery import Delivery
@@ -60,21 +60,6 @@ class Family:
             stream=stream,
             extensions=response.extensions,
         )
-
-    def raw_headers(self, request: Any) -> Sequence[tuple[bytes, ...]]:
-        """``request``'s headers as the module holds them, each a tuple whose first item
-        is the name and last the value, in bytes: its ``Headers``' own entries
-        (``(name, lowered name, value)``), copied into a tuple, where it keeps them in a
-        list (both modules do), else its ``raw`` pairs. The entries are mostly the
-        client's default headers, shared by each of its requests: a fake keeps every
-        call's headers, and kept so they take no new objects (``raw`` builds a pair for
-        each: bench/ W5)."""
-        headers = request.headers
-        entries = getattr(headers, "_list", None)
-        # the layout is the module's, one for all its entries: the first one shows it
-        if type(entries) is list and (not entries or len(entries[0]) == 3):
-            return tuple(entries)
-        return tuple(headers.raw)
 
     def start(self, request: Any, playback: Playback, *, sync: bool) -> Any:
         """The module's ``Response`` playing ``playback``, or its before-headers fault

@@ -60,19 +60,16 @@ class HTTPRequest:
     def from_wire(
         method: str,
         url: str,
-        raw_headers: Sequence[tuple[bytes, ...]],
+        raw_headers: Sequence[tuple[bytes, bytes]],
         content: bytes,
         family: str,
     ) -> HTTPRequest:
-        """A request whose headers, as the client module holds them (bytes: each a tuple
-        of the name first and the value last, see :func:`decode_headers`), are decoded
+        """A request whose headers, as the client module holds them (bytes), are decoded
         (latin-1) when first read: a fake's call reads them only when its log is read
-        (bench/ W5: an SDK sends about twenty). A tuple is kept as it is, anything else
-        copied into one."""
+        (bench/ W5: an SDK sends about twenty)."""
         request = object.__new__(_WireRequest)
-        held = raw_headers if type(raw_headers) is tuple else tuple(raw_headers)
         request.__dict__.update(
-            method=method, url=url, content=content, family=family, _raw_headers=held
+            method=method, url=url, content=content, family=family, _raw_headers=tuple(raw_headers)
         )
         return request
 
@@ -125,21 +122,19 @@ class HTTPRequest:
         return jsonparse.loads(self.content) if self.content else None
 
 
-SentHeaders = tuple[tuple[str, str], ...] | Sequence[tuple[bytes, ...]]
-"""Headers decoded, or as the client module holds them (bytes): each a tuple of the name
-first and the value last (``(name, value)``, or httpx's ``(name, lowered name, value)``)."""
+SentHeaders = tuple[tuple[str, str], ...] | Sequence[tuple[bytes, bytes]]
+"""Headers decoded, or as the client module holds them (bytes)."""
 
 
 def decode_headers(headers: SentHeaders) -> tuple[tuple[str, str], ...]:
     """Headers as :meth:`HTTPRequest.headers_as_sent` gives them, decoded (latin-1, what
-    HTTP headers are) where they are still bytes: each entry's first item is the name,
-    its last the value."""
-    if headers and type(headers[0][0]) is bytes and type(headers[0][-1]) is bytes:
+    HTTP headers are) where they are still bytes."""
+    if headers and type(headers[0][0]) is bytes and type(headers[0][1]) is bytes:
         try:  # all bytes, as the clients hold them: no call per name and value
-            return tuple([(e[0].decode("latin-1"), e[-1].decode("latin-1")) for e in headers])  # type: ignore[union-attr]
+            return tuple([(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers])  # type: ignore[union-attr]
         except AttributeError:  # a mix of str and bytes after all
             pass
-    return tuple([(_text(e[0]), _text(e[-1])) for e in headers])
+    return tuple([(_text(k), _text(v)) for k, v in headers])
 
 
 def _text(value: str | bytes) -> str:
@@ -341,7 +336,7 @@ def _blocking_router() -> Router | None:
 def _view(family: Family, request: Any, content: bytes) -> HTTPRequest:
     """``request`` of ``family``'s module as a handler sees it."""
     return HTTPRequest.from_wire(
-        request.method, str(request.url), family.raw_headers(request), content, family.name
+        request.method, str(request.url), request.headers.raw, content, family.name
     )
 
 

@@ -38,6 +38,7 @@ def _replies(text: str) -> list[Reply]:
         Reply(parts=[Text(text="cited", citations=[Citation(url="https://example.org/a")])]),
         Reply(parts=[], stop="max_tokens"),
         Reply.text(text, model=text or "m"),  # a model name with line ends, quotes...
+        Reply(parts=[Text(text=text), Text(text="and then"), Text(text="")]),  # plain texts
     ]
 
 
@@ -119,7 +120,12 @@ def test_a_codec_writes_the_bytes_its_body_encodes_to(
                 codec.body_wire(reply, _context(codec, provider))
             continue
         expected = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
-        assert codec.body_wire(reply, _context(codec, provider)) == expected
+        wired = _context(codec, provider)
+        assert codec.body_wire(reply, wired) == expected
+        rendered = _context(codec, provider)
+        codec.render_body(reply, rendered)
+        # the same ids drawn, in the same number: the headers' request id comes next
+        assert wired.ids.new("next_") == rendered.ids.new("next_")
 
 
 class _OwnBody(OpenAIChatCodec):

@@ -55,10 +55,8 @@ def _walk(body: Mapping[str, Any], *, build: bool) -> Request | CheckedRequest:
     model = _check.optional_key(body, "model", "")
     system = _system(body.get("system"))
     read = [_message(m, join("messages", i), build) for i, m in enumerate(messages)]
-    tools = [
-        _tool(t, join("tools", i), build)
-        for i, t in enumerate(_check.items(body.get("tools") or [], "tools"))
-    ]
+    listed = _check.items(body.get("tools") or [], "tools")
+    tools = [_tool(t, join("tools", i), build) for i, t in enumerate(listed)] if listed else []
     stream = _check.flag(body.get("stream"), "stream")
     if not build:
         return CheckedRequest("anthropic", model, stream, body)
