@@ -11,6 +11,7 @@ from __future__ import annotations
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .. import jsonparse
 from ..providers import target
 from ..transport.playback import Playback
 from ..transport.router import Deferred, HTTPRequest, Router, active_router, intercepting
@@ -56,7 +57,7 @@ class Serving:
     def _check_at(codec: Codec, request: HTTPRequest, where: str) -> RequestFacts:
         """:meth:`_parse_at`'s checks, the neutral models built only where the codec
         cannot check without them (:meth:`~..providers.base.Codec.check_call`)."""
-        body = request.json()
+        body = jsonparse.loads(request.content) if request.content else None  # request.json()
         return codec.check_call(request.method, where, body if isinstance(body, dict) else {})
 
     def respond(self, request: HTTPRequest) -> Playback | Deferred:

@@ -471,6 +471,9 @@ class Codec(ABC):
         providers that can send it and what to do; silently dropping the part would
         let a test pass against a reply the agent never saw."""
         for i, part in enumerate(reply.parts):
+            kind = getattr(part, "kind", None)  # only these two can be refused: asked inline
+            if kind != "server_tool_call" and (kind != "text" or not part.citations):
+                continue
             problem = self._unrenderable(part)
             if problem is not None:
                 raise self.error(problem, field=f"parts[{i}]")

@@ -177,8 +177,9 @@ class Delivery:
         line deep in a cassette's stream, read as replay reaches it) ends the call
         ``cut`` after the events before it, and its error reaches the client."""
         self._chunks = chunks = self._iter_chunks(self._wait_sync)
+        pb = self.playback
         try:
-            if not self._paced:
+            if not (pb.delay or pb.schedule):  # not paced
                 for chunk, complete in chunks:
                     if self.ended is not None:
                         return

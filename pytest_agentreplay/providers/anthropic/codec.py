@@ -27,8 +27,10 @@ class AnthropicCodec(FolderCodec):
 
     def response_headers(self, ctx: RenderContext, *, streaming: bool) -> dict[str, str]:
         """Content type, ``request-id`` and, for streams, ``cache-control: no-cache``."""
-        headers = super().response_headers(ctx, streaming=streaming)
-        headers["request-id"] = ctx.ids.new("req_011C", 20)
-        if streaming:
-            headers["cache-control"] = "no-cache"
-        return headers
+        if not streaming:
+            return {"content-type": self.json_content_type, "request-id": ctx.ids.new("req_011C", 20)}
+        return {
+            "content-type": self.stream_content_type,
+            "request-id": ctx.ids.new("req_011C", 20),
+            "cache-control": "no-cache",
+        }

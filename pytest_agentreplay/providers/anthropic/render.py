@@ -153,12 +153,23 @@ def _stop_fields(stop: StopReason, ctx: RenderContext) -> dict[str, Any]:
 
 def _stop_json(stop: StopReason, ctx: RenderContext) -> str:
     """:func:`_stop_fields` as the members of a JSON object, without its braces."""
+    written = _STOPS_WRITTEN.get(stop)
+    if written is not None:
+        return written
     sequence = _stop_sequence(stop, ctx)
     return (
         f'"stop_reason":{encode_basestring(stop)},'
         f'"stop_sequence":{"null" if sequence is None else encode_basestring(sequence)},'
         f'"stop_details":{_REFUSAL_JSON if stop == "refusal" else "null"}'
     )
+
+
+_STOPS_WRITTEN = {
+    stop: f'"stop_reason":{encode_basestring(stop)},"stop_sequence":null,"stop_details":null'
+    for stop in ("end_turn", "tool_use", "max_tokens")
+}
+""":func:`_stop_json` of the stop reasons that name no sequence and carry no details,
+written once."""
 
 
 def _plan(reply: Reply, ctx: RenderContext) -> _Plan:

@@ -54,7 +54,7 @@ def _walk(body: Mapping[str, Any], *, build: bool) -> Request | CheckedRequest:
     messages = _check.items(body.get("messages"), "messages", required=False)
     model = _check.optional_key(body, "model", "")
     system = _system(body.get("system"))
-    read = [_message(m, join("messages", i), build) for i, m in enumerate(messages)]
+    read = [_message(m, i, build) for i, m in enumerate(messages)]
     listed = _check.items(body.get("tools") or [], "tools")
     tools = [_tool(t, join("tools", i), build) for i, t in enumerate(listed)] if listed else []
     stream = _check.flag(body.get("stream"), "stream")
@@ -86,10 +86,14 @@ def _system(system: Any) -> str | None:
     return "\n".join(texts)
 
 
-def _message(message: Any, path: str, build: bool) -> Message | None:
-    message = _check.obj(message, path)
+def _message(message: Any, index: int, build: bool) -> Message | None:
+    """Message ``index`` (its path, ``messages[i]``, spelled out only where it is needed:
+    a fake checks every call's messages)."""
+    if type(message) is not dict:
+        message = _check.obj(message, join("messages", index))
     role = message.get("role")
     if role not in _ROLES:
+        path = join("messages", index)
         raise _check.fail(f"must be 'user' or 'assistant', got {role!r}", f"{path}.role")
     content = message.get("content")
     if content is None:
@@ -97,7 +101,7 @@ def _message(message: Any, path: str, build: bool) -> Message | None:
     elif isinstance(content, str):
         parts = [Text(text=content) if build else None]
     else:
-        where = f"{path}.content"
+        where = f"{join('messages', index)}.content"
         items = _check.items(content, where)
         parts = [_part(b, join(where, j), build) for j, b in enumerate(items)]
     return Message(role=role, parts=cast("list[MessagePart]", parts)) if build else None
