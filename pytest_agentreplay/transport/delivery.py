@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from itertools import count, islice
 from typing import Protocol
 
-from .chunking import is_per_event
+from .chunking import Chunking, is_per_event
 from .gate import Gate
 from .playback import Playback
 
@@ -120,7 +120,7 @@ class Delivery:
     def _iter_chunks(self, gate_wait: Callable[[Gate], None]) -> Iterator[tuple[bytes, int]]:
         """(chunk, events complete once it is delivered) pairs, waiting at gates."""
         pb = self.playback
-        if pb.gates or not is_per_event(pb.chunker):
+        if pb.gates or not (pb.chunker is Chunking.PER_EVENT or is_per_event(pb.chunker)):
             return self._rechunked(gate_wait)
         # The common case (one chunk per event, nothing to wait for): chunk i completes
         # event i. Pairing in C keeps the per-event cost near a bare iterator's (issue 9).
@@ -185,7 +185,10 @@ class Delivery:
                         return
                     self.events_sent = complete
                     yield chunk
-                self._finish()
+                if pb.ending == "complete" and self.ended is None:  # _finish(), inline
+                    self.end("completed")
+                else:
+                    self._finish()
                 return
             start = time.monotonic()
             for i, (chunk, complete) in enumerate(chunks):

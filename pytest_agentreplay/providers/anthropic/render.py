@@ -227,11 +227,13 @@ def body_wire(codec: Codec, reply: Reply, ctx: RenderContext) -> bytes:
 
 def _text_body(reply: Reply, texts: list[str], ctx: RenderContext) -> bytes:
     """:func:`body_wire` of a reply whose parts are ``texts``, plain: the ids drawn as
-    :func:`_plan` draws them (the message's, and no other)."""
-    model = ctx.model_for(reply)
+    :func:`_plan` draws them (the message's, and no other). Written in one function,
+    the usual usage and stop reason inline (each a call of its own was a fifth of it)."""
+    model = reply.model or ctx.model_for(reply)
     ident = ctx.ids.new("msg_01", 22)
-    usage = ctx.usage_for(reply)
+    usage = reply.usage if reply.usage is not None else ctx.usage_for(reply)
     stop: StopReason = "end_turn" if reply.stop is None else reply.stop
+    stop_json = _STOPS_WRITTEN.get(stop) or _stop_json(stop, ctx)
     content = (
         '{"type":"text","text":'
         + '},{"type":"text","text":'.join(map(encode_basestring, texts))
@@ -239,13 +241,23 @@ def _text_body(reply: Reply, texts: list[str], ctx: RenderContext) -> bytes:
         if texts
         else ""
     )
-    usage_json = _usage_json(
-        usage, output_tokens=usage.output_tokens, start=True, end=True, server_tools=None
-    )
+    if (
+        usage.cache_creation_input_tokens is None
+        and usage.cache_read_input_tokens is None
+        and usage.reasoning_tokens is None
+    ):  # what _usage_json writes of the usual usage (no server tool in plain text)
+        usage_json = (
+            f'{{"input_tokens":{usage.input_tokens:d},"output_tokens":{usage.output_tokens:d},'
+            '"service_tier":"standard"}'
+        )
+    else:
+        usage_json = _usage_json(
+            usage, output_tokens=usage.output_tokens, start=True, end=True, server_tools=None
+        )
     return (
         f'{{"model":{encode_basestring(model)},"id":{encode_basestring(ident)},'
         f'"type":"message","role":"assistant","content":[{content}],'
-        f'{_stop_json(stop, ctx)},"usage":{usage_json}}}'
+        f'{stop_json},"usage":{usage_json}}}'
     ).encode()
 
 
