@@ -185,10 +185,7 @@ class Delivery:
                         return
                     self.events_sent = complete
                     yield chunk
-                if pb.ending == "complete" and self.ended is None:  # _finish(), inline
-                    self.end("completed")
-                else:
-                    self._finish()
+                self._finish()
                 return
             start = time.monotonic()
             for i, (chunk, complete) in enumerate(chunks):
