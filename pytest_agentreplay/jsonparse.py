@@ -77,7 +77,7 @@ def loads(text: str | bytes, **kwargs: Any) -> Any:
         # BOM, text that is no JSON) goes to json.loads, for the same value or error.
         try:
             value, end = _scan_once(text, 0)
-        except Exception:  # noqa: BLE001 - json.loads says what is wrong, as before
+        except Exception:  # json.loads says what is wrong, as before
             pass
         else:
             if end == len(text):

@@ -11,14 +11,13 @@ from __future__ import annotations
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .. import jsonparse
 from ..providers import target
 from ..transport.playback import Playback
 from ..transport.router import Deferred, HTTPRequest, Router, active_router, intercepting
 
 if TYPE_CHECKING:
     from ..neutral import Request
-    from ..providers.base import Codec, RequestFacts
+    from ..providers.base import Codec
     from .script import HTTPCall
 
 __all__ = ["Serving"]
@@ -52,13 +51,6 @@ class Serving:
         path and query); a logged call's request is read again so."""
         body = request.json()
         return codec.parse_call(request.method, where, body if isinstance(body, dict) else {})
-
-    @staticmethod
-    def _check_at(codec: Codec, request: HTTPRequest, where: str) -> RequestFacts:
-        """:meth:`_parse_at`'s checks, the neutral models built only where the codec
-        cannot check without them (:meth:`~..providers.base.Codec.check_call`)."""
-        body = jsonparse.loads(request.content) if request.content else None  # request.json()
-        return codec.check_call(request.method, where, body if isinstance(body, dict) else {})
 
     def respond(self, request: HTTPRequest) -> Playback | Deferred:
         """The response to ``request``, for a sync client."""

@@ -27,10 +27,11 @@ class AnthropicCodec(FolderCodec):
 
     def response_headers(self, ctx: RenderContext, *, streaming: bool) -> dict[str, str]:
         """Content type, ``request-id`` and, for streams, ``cache-control: no-cache``."""
+        request_id = ctx.ids.new("req_011C", 20)
         if not streaming:
-            return {"content-type": self.json_content_type, "request-id": ctx.ids.new("req_011C", 20)}
+            return {"content-type": self.json_content_type, "request-id": request_id}
         return {
             "content-type": self.stream_content_type,
-            "request-id": ctx.ids.new("req_011C", 20),
+            "request-id": request_id,
             "cache-control": "no-cache",
         }

@@ -207,28 +207,10 @@ def body_wire(codec: Codec, reply: Reply, ctx: RenderContext) -> bytes:
     id, names no tool and no container, and its blocks are its texts (the parts are
     looked at once, not once for each thing the body says of them)."""
     texts = [p.text for p in reply.parts if type(p) is Text and not p.citations]
-    if len(texts) == len(reply.parts):
-        return _text_body(reply, texts, ctx)
-    plan = _plan(reply, ctx)
-    usage = plan.usage
-    extra = "" if plan.container is None else f',"container":{json_data(plan.container)}'
-    usage_json = _usage_json(
-        usage,
-        output_tokens=usage.output_tokens,
-        start=True,
-        end=True,
-        server_tools=server_tool_usage(reply.parts),
-    )
-    return (
-        f'{{{plan.head_json()},"content":[{",".join(map(block_json, plan.blocks))}],'
-        f'{_stop_json(reply.stop_reason, ctx)}{extra},"usage":{usage_json}}}'
-    ).encode()
-
-
-def _text_body(reply: Reply, texts: list[str], ctx: RenderContext) -> bytes:
-    """:func:`body_wire` of a reply whose parts are ``texts``, plain: the ids drawn as
-    :func:`_plan` draws them (the message's, and no other). Written in one function,
-    the usual usage and stop reason inline (each a call of its own was a fifth of it)."""
+    if len(texts) != len(reply.parts):
+        return _body_wire(reply, ctx)
+    # plain text: the ids drawn as _plan draws them (the message's, and no other); the
+    # usual usage and stop reason inline (each a step of its own was a fifth of it)
     model = reply.model or ctx.model_for(reply)
     ident = ctx.ids.new("msg_01", 22)
     usage = reply.usage if reply.usage is not None else ctx.usage_for(reply)
@@ -258,6 +240,24 @@ def _text_body(reply: Reply, texts: list[str], ctx: RenderContext) -> bytes:
         f'{{"model":{encode_basestring(model)},"id":{encode_basestring(ident)},'
         f'"type":"message","role":"assistant","content":[{content}],'
         f'{stop_json},"usage":{usage_json}}}'
+    ).encode()
+
+
+def _body_wire(reply: Reply, ctx: RenderContext) -> bytes:
+    """:func:`body_wire` of any reply, from its :func:`_plan`."""
+    plan = _plan(reply, ctx)
+    usage = plan.usage
+    extra = "" if plan.container is None else f',"container":{json_data(plan.container)}'
+    usage_json = _usage_json(
+        usage,
+        output_tokens=usage.output_tokens,
+        start=True,
+        end=True,
+        server_tools=server_tool_usage(reply.parts),
+    )
+    return (
+        f'{{{plan.head_json()},"content":[{",".join(map(block_json, plan.blocks))}],'
+        f'{_stop_json(reply.stop_reason, ctx)}{extra},"usage":{usage_json}}}'
     ).encode()
 
 
