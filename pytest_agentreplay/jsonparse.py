@@ -64,7 +64,13 @@ def depth(text: str | bytes, stop: int = MAX_DEPTH) -> int:
 def loads(text: str | bytes, **kwargs: Any) -> Any:
     """``json.loads(text, **kwargs)``, refusing nesting beyond :data:`MAX_DEPTH` with a
     :class:`~.errors.TooDeepError` (a ``ValueError``), never a ``RecursionError``."""
-    if depth(text) > MAX_DEPTH:
+    # depth(text), its first step inline: text with fewer brackets than the limit (the
+    # usual text) cannot nest deeper, and is not walked
+    if isinstance(text, str):
+        brackets = text.count("[") + text.count("{")
+    else:
+        brackets = text.count(b"[") + text.count(b"{")
+    if brackets > MAX_DEPTH and depth(text) > MAX_DEPTH:
         raise TooDeepError(MAX_DEPTH)
     if isinstance(text, bytes) and text[:1] in _OPENERS and text[1:2] != b"\x00":
         # What json.loads decodes such bytes as (no BOM, no NUL among the first two: its

@@ -106,7 +106,7 @@ class Script:
 
     def extend(self, items: Sequence[ScriptItem]) -> None:
         """Append replies to the script."""
-        replies = [as_reply(item) for item in items]
+        replies = [item if type(item) is Reply else as_reply(item) for item in items]
         with self._lock:
             self._replies.extend(replies)
 

@@ -336,7 +336,7 @@ def _json_reply(
     if fault is not None and kind == "timeout" and fault.after_events is None:
         return for_timeout(plan)
     body = codec.body_wire(reply, ctx)
-    headers = _headers(codec, ctx, streaming=False)
+    headers = list(codec.response_headers(ctx, streaming=False).items())  # _headers()
     headers.append(("content-length", str(len(body))))
     if fault is not None:
         headers = fault_headers(codec, fault, headers)
