@@ -34,6 +34,8 @@ class Family:
         self.module = module
         self.sync_stream = _sync_stream_class(module)
         self.async_stream = _async_stream_class(module)
+        self._urls: dict[Any, str] = {}  # a URL's parts: its text (url_text)
+        _PARSED[name] = _parts_class(module)
 
     def cut(self) -> BaseException:
         """What a connection dropped mid-body raises in this module."""
@@ -61,6 +63,23 @@ class Family:
             extensions=response.extensions,
         )
 
+    def url_text(self, url: Any) -> str:
+        """``str(url)`` of one of the module's URLs. Both modules spell a URL from its
+        parsed parts alone (``str(url._uri_reference)``, a named tuple of strings), about
+        five Python steps each time: a request's URL is spelled once per URL seen, and
+        read back by its parts after that (a client sends each request to one of a few
+        URLs, every one a new object: bench/ W5). A URL of any other kind is spelled."""
+        parts = getattr(url, "_uri_reference", None)
+        if type(parts) is not _PARSED.get(self.name):
+            return str(url)
+        text = self._urls.get(parts)
+        if text is None:
+            text = str(url)
+            if len(self._urls) >= _URLS_KEPT:
+                self._urls.clear()
+            self._urls[parts] = text
+        return text
+
     def start(self, request: Any, playback: Playback, *, sync: bool) -> Any:
         """The module's ``Response`` playing ``playback``, or its before-headers fault
         raised (a read timeout while waiting for the status line)."""
@@ -76,6 +95,24 @@ class Family:
             request=request,
             extensions={"http_version": b"HTTP/1.1"},
         )
+
+
+_URLS_KEPT = 256  # URLs whose text a family remembers (a test suite sends to a few)
+_PARSED: dict[str, type | None] = {}
+"""Per module: the class of its URLs' parsed parts, when ``str(url)`` is theirs."""
+
+
+def _parts_class(module: Any) -> type | None:
+    """The class of ``module.URL("https://h/")._uri_reference`` when a URL's text is its
+    parts' (``str(url) == str(url._uri_reference)``, as in httpx and httpx2); else
+    ``None``: each URL is spelled."""
+    try:
+        url = module.URL("https://example.com:8443/p?q=1#f")
+        parts = url._uri_reference
+        hash(parts)
+    except Exception:  # not a module whose URLs are built so
+        return None
+    return type(parts) if str(parts) == str(url) else None
 
 
 def _sync_stream_class(module: Any) -> type:

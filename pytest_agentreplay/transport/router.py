@@ -336,7 +336,7 @@ def _blocking_router() -> Router | None:
 def _view(family: Family, request: Any, content: bytes) -> HTTPRequest:
     """``request`` of ``family``'s module as a handler sees it."""
     return HTTPRequest.from_wire(
-        request.method, str(request.url), request.headers.raw, content, family.name
+        request.method, family.url_text(request.url), request.headers.raw, content, family.name
     )
 
 
