@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .errors import TooDeepError
@@ -30,7 +30,7 @@ MAX_DEPTH = 100
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 _TOKENS_B = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 _OPENERS = (b"{", b"[")
-_scan_once = json.JSONDecoder().scan_once
+_scan_once: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 """The default decoder's value scanner (C): ``json.loads(text)`` without its two
 whitespace scans and checks when ``text`` is one value and nothing more."""
 

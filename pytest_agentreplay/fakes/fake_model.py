@@ -69,6 +69,12 @@ class _Decision:
     url: str
 
     @cached_property
+    def codec(self) -> Codec:
+        """The codec of :attr:`provider` (asked for a model call only: ``provider`` set)."""
+        assert self.provider is not None
+        return codec_for(self.provider)
+
+    @cached_property
     def read_again(self) -> ReadAgain | None:
         """How a logged call of this method and URL is parsed again (see :mod:`.call_log`)."""
         if self.provider is None:
@@ -390,7 +396,7 @@ class FakeModel(Serving):
             return self._count_tokens(request, codec_for(decision.counter))
         if decision.provider is None:
             return self._not_a_model_call(request)
-        codec = codec_for(decision.provider)
+        codec = decision.codec
         try:
             # Serving._check_at, inline (a step of its own per call: bench/ W5)
             content = request.content

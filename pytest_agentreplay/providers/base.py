@@ -472,11 +472,10 @@ class Codec(ABC):
         let a test pass against a reply the agent never saw."""
         for i, part in enumerate(reply.parts):
             kind = getattr(part, "kind", None)  # only these two can be refused: asked inline
-            if kind != "server_tool_call" and (kind != "text" or not part.citations):
-                continue
-            problem = self._unrenderable(part)
-            if problem is not None:
-                raise self.error(problem, field=f"parts[{i}]")
+            if kind == "server_tool_call" or (kind == "text" and part.citations):  # type: ignore[union-attr]
+                problem = self._unrenderable(part)
+                if problem is not None:
+                    raise self.error(problem, field=f"parts[{i}]")
 
     def _unrenderable(self, part: Any) -> str | None:
         kind = getattr(part, "kind", None)

@@ -78,7 +78,9 @@ def _walk(body: Mapping[str, Any], *, build: bool) -> Request | CheckedRequest:
             content = m.get("content")
             if content is not None and type(content) is not str:
                 _message(m, i, build)
-    listed = _check.items(body.get("tools") or [], "tools")
+    listed = body.get("tools") or []
+    if type(listed) is not list:
+        listed = _check.items(listed, "tools")
     tools = [_tool(t, join("tools", i), build) for i, t in enumerate(listed)] if listed else []
     stream = body.get("stream")
     if stream is None:
