@@ -398,7 +398,7 @@ class FakeModel(Serving):
             return self._not_a_model_call(request)
         codec = decision.codec
         try:
-            # Serving._check_at, inline (a step of its own per call: bench/ W5)
+            # the body read and checked here, not in a helper (a step per call: bench/ W5)
             content = request.content
             body = jsonparse.loads(content) if content else None
             if not isinstance(body, dict):
