@@ -191,3 +191,17 @@ def test_the_log_reads_a_calls_request_again_until_a_reset_forgets_the_call() ->
     log.reset()  # the second call was open: forgotten with the first
     assert log.request(first) is None and log.request(second) is None
     assert log.requests == [] and log.entries == []
+
+
+def test_each_logged_call_keeps_the_url_it_was_sent_to() -> None:
+    """A call of a URL seen before keeps the route decision's string for it (one string
+    for the calls of a URL, bench/ W5); whichever way it is kept, each call's URL, in
+    ``calls`` and in ``log``, is the one its client sent, query and all."""
+    base = "https://api.anthropic.com/v1/messages"
+    urls = [base, f"{base}?beta=true", base, f"{base}?beta=true", f"{base}?beta=false"]
+    with FakeModel(*["ok"] * len(urls)) as fake, httpx2.Client() as client:
+        for url in urls:
+            assert client.post(url, json=ASK).status_code == 200
+    assert [c.url for c in fake.calls] == urls
+    assert [c.url for c in fake.log] == urls
+    assert fake.calls[0].url is fake.calls[2].url  # one string for the calls of a URL
