@@ -42,7 +42,7 @@ from ..transport.chunking import Chunker, Chunking
 from ..transport.clients import client_library
 from ..transport.gate import Gate
 from ..transport.playback import Playback
-from ..transport.router import HTTPRequest, Router
+from ..transport.router import HTTPRequest, Router, SentHeaders, decode_headers
 from . import io as cassette_io
 from .calls import ReplayedCall, live_call, played_whole, replayed_outcome
 from .cassette import Interaction, RecordedRequest
@@ -79,6 +79,13 @@ class _Pending:
     (:meth:`CassetteSession._unscrubbed_key`, :meth:`CassetteSession._as_recorded`)."""
 
 
+_Ended = tuple[int, str, str, int, "int | None", str, int, SentHeaders, "RecordedRequest | None"]
+"""A replayed call as it is logged when it ends (:meth:`CassetteSession._ender`): its
+number, method, URL, interaction, status, outcome, events sent, headers as sent and the
+request it sent when it differs from the recording; built into a
+:class:`~.calls.ReplayedCall` when the log is read (:attr:`CassetteSession.calls`)."""
+
+
 @dataclass(repr=False)  # its requests, calls and errors may hold credentials
 class CassetteSession:
     """The cassette of one test (see the module docstring)."""
@@ -112,7 +119,6 @@ class CassetteSession:
     record_on_exception: bool | None = None
     """vcrpy's ``record_on_exception``: ``True`` saves as ``save_on_failure``; ``False``
     writes nothing for a failed test, not even a new cassette."""
-    calls: list[ReplayedCall] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     settle: Callable[[], None] | None = None
     """Brings in what was played elsewhere (a stdio MCP server's replayer, in its own
@@ -122,7 +128,7 @@ class CassetteSession:
     raised (:mod:`..mcp.miss`): the test fails with them after its body."""
 
     def __repr__(self) -> str:
-        return f"<CassetteSession {self.path} mode={self.record_mode} calls={len(self.calls)}>"
+        return f"<CassetteSession {self.path} mode={self.record_mode} calls={len(self._calls)}>"
 
     def __post_init__(self) -> None:
         self.existed = self.path.exists()
@@ -160,7 +166,44 @@ class CassetteSession:
         self._held = Gate()  # MCP's standalone GET streams wait here until the test ends
         self._served = 0
         self._requests = 0
+        self._calls: list[ReplayedCall | _Ended] = []
         self._origins = Origins(i.request.url for i in self.interactions)
+
+    @property
+    def calls(self) -> list[ReplayedCall]:
+        """Every call of this test that ended, in the order each ended: answered from the
+        cassette or recorded live. A replayed call is logged as the few values it ended
+        with, and becomes a :class:`~.calls.ReplayedCall` when the log is first read
+        (issue 29: building it, the client library read from the headers most of it,
+        was a few per cent of a replayed request, for a log most tests never read)."""
+        with self._lock:
+            log = self._calls
+            for at, call in enumerate(log):
+                if isinstance(call, tuple):
+                    log[at] = self._replayed_call(call)
+            return list(log)  # type: ignore[arg-type]  # every entry built just now
+
+    @property
+    def replayed(self) -> int:
+        """How many calls the cassette answered so far (the log not read)."""
+        with self._lock:
+            return sum(isinstance(c, tuple) or c.source == "cassette" for c in self._calls)
+
+    def _replayed_call(self, logged: _Ended) -> ReplayedCall:
+        """The :class:`~.calls.ReplayedCall` of a logged :data:`_Ended`."""
+        call, method, url, index, status, outcome, events_sent, headers, sent = logged
+        return ReplayedCall(
+            index=call,
+            method=method,
+            url=url,
+            source="cassette",
+            interaction=index,
+            status=status,
+            outcome=replayed_outcome(self.interactions[index], outcome, status, events_sent),
+            events_sent=events_sent,
+            client=client_library(decode_headers(headers)),
+            request=sent,
+        )
 
     def _live_form(
         self, request: HTTPRequest
@@ -477,7 +520,7 @@ class CassetteSession:
         with self._lock:
             call = self._requests
             self._requests += 1
-            self.calls.append(played_whole(call, request.url, interaction, index))
+            self._calls.append(played_whole(call, request.url, interaction, index))
         return interaction
 
     def refuse(self, request: RecordedRequest) -> CassetteMiss | None:
@@ -514,30 +557,20 @@ class CassetteSession:
         played: list[Playback],
         live: RecordedRequest | None = None,
     ) -> Callable[[str, int], None]:
-        """The ``on_end`` of a replayed call: logs it as a :class:`~.calls.ReplayedCall`
-        with the status the client got (an injected HTTP error's; none before the
-        headers). An imported interaction was matched by what its trace knew, not by its
-        body: the call keeps the request the client really sent (scrubbed), ``live``."""
-        interaction = self.interactions[index]
-        sent = live if _imported(interaction) else None
+        """The ``on_end`` of a replayed call: logs it (:data:`_Ended`, read as a
+        :class:`~.calls.ReplayedCall`) with the status the client got (an injected HTTP
+        error's; none before the headers). An imported interaction was matched by what
+        its trace knew, not by its body: the call keeps the request the client really
+        sent (scrubbed), ``live``."""
+        sent = live if _imported(self.interactions[index]) else None
+        method, url, headers = request.method, request.url, request.headers_as_sent()
 
         def ended(outcome: str, events_sent: int) -> None:
             playback = played[0]
             status = None if playback.before_headers else playback.status
-            replayed = ReplayedCall(
-                index=call,
-                method=request.method,
-                url=request.url,
-                source="cassette",
-                interaction=index,
-                status=status,
-                outcome=replayed_outcome(interaction, outcome, status, events_sent),
-                events_sent=events_sent,
-                client=client_library(request.headers),
-                request=sent,
-            )
+            logged = (call, method, url, index, status, outcome, events_sent, headers, sent)
             with self._lock:
-                self.calls.append(replayed)
+                self._calls.append(logged)
 
         return ended
 
@@ -549,8 +582,8 @@ class CassetteSession:
                 self.errors.append(result)
                 return
             self.recorded[sequence] = result
-            number = sequence if sequence < UNNUMBERED else len(self.calls)
-            self.calls.append(live_call(number, result))
+            number = sequence if sequence < UNNUMBERED else len(self._calls)
+            self._calls.append(live_call(number, result))
 
     def add_recorded(self, interaction: Interaction) -> None:
         """Add an interaction recorded by vcrpy (non-httpx clients); written after the
