@@ -30,7 +30,6 @@ import threading
 from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -268,7 +267,7 @@ class CassetteSession:
             or recorded.body_b64 is not None
             or b"NaN" in request.content
             or b"Infinity" in request.content
-            or "content-encoding" in map(str.lower, map(itemgetter(0), request.headers))
+            or request.has_header("content-encoding")
         ):
             return None
         try:
@@ -387,7 +386,7 @@ class CassetteSession:
     def _reconnect(self, request: HTTPRequest, recorded: RecordedRequest) -> bool:
         """Whether ``request`` reopens an MCP server's standalone stream played already
         (:mod:`..mcp.streams`): a live server answers every reconnect."""
-        return is_standalone_stream(request.method, request.headers) and bool(
+        return is_standalone_stream(request.method, request.headers_as_sent()) and bool(
             self.index.peek_consumed(recorded)
         )
 
@@ -484,8 +483,9 @@ class CassetteSession:
         played: list[Playback] = []  # the ender reads the status the client really got
         ender = self._ender(call, request, index, played, live)
         plan = Plan(chunker=self.chunker, on_end=ender)
-        interaction = readdress(self.interactions[index], request.content, request.headers)
-        if fault is None and is_standalone_stream(request.method, request.headers):
+        headers = request.headers_as_sent()  # decoded where they are read: most never are
+        interaction = readdress(self.interactions[index], request.content, headers)
+        if fault is None and is_standalone_stream(request.method, headers):
             interaction = held_open(interaction, plan, self._held, again=again)
         played.append(
             playback_for(
