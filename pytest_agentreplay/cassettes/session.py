@@ -65,7 +65,7 @@ if TYPE_CHECKING:
 __all__ = ["CassetteSession"]
 
 
-@dataclass
+@dataclass(slots=True)  # one per replayed request, between claims() and respond()
 class _Pending:
     request: HTTPRequest
     recorded: RecordedRequest | None  # None: not built (see CassetteSession._as_recorded)
@@ -491,7 +491,7 @@ class CassetteSession:
             playback_for(
                 interaction,
                 method=request.method,
-                path=request.path,
+                path=lambda: request.path,  # split from the URL for a fault only
                 fault=fault,
                 plan=plan,
                 pace=self.pace,
