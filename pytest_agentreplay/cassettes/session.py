@@ -41,7 +41,7 @@ from ..transport.chunking import Chunker, Chunking
 from ..transport.clients import client_library
 from ..transport.gate import Gate
 from ..transport.playback import Playback
-from ..transport.router import HTTPRequest, Router, SentHeaders, decode_headers
+from ..transport.router import HTTPRequest, Router
 from . import io as cassette_io
 from .calls import ReplayedCall, live_call, played_whole, replayed_outcome
 from .cassette import Interaction, RecordedRequest
@@ -78,9 +78,9 @@ class _Pending:
     (:meth:`CassetteSession._unscrubbed_key`, :meth:`CassetteSession._as_recorded`)."""
 
 
-_Ended = tuple[int, str, str, int, "int | None", str, int, SentHeaders, "RecordedRequest | None"]
+_Ended = tuple[int, str, str, int, "int | None", str, int, "str | None", "RecordedRequest | None"]
 """A replayed call as it is logged when it ends (:meth:`CassetteSession._ender`): its
-number, method, URL, interaction, status, outcome, events sent, headers as sent and the
+number, method, URL, interaction, status, outcome, events sent, client library and the
 request it sent when it differs from the recording; built into a
 :class:`~.calls.ReplayedCall` when the log is read (:attr:`CassetteSession.calls`)."""
 
@@ -173,8 +173,8 @@ class CassetteSession:
         """Every call of this test that ended, in the order each ended: answered from the
         cassette or recorded live. A replayed call is logged as the few values it ended
         with, and becomes a :class:`~.calls.ReplayedCall` when the log is first read
-        (issue 29: building it, the client library read from the headers most of it,
-        was a few per cent of a replayed request, for a log most tests never read)."""
+        (issue 29: building it was a few per cent of a replayed request, for a log most
+        tests never read)."""
         with self._lock:
             log = self._calls
             for at, call in enumerate(log):
@@ -190,7 +190,7 @@ class CassetteSession:
 
     def _replayed_call(self, logged: _Ended) -> ReplayedCall:
         """The :class:`~.calls.ReplayedCall` of a logged :data:`_Ended`."""
-        call, method, url, index, status, outcome, events_sent, headers, sent = logged
+        call, method, url, index, status, outcome, events_sent, client, sent = logged
         return ReplayedCall(
             index=call,
             method=method,
@@ -200,7 +200,7 @@ class CassetteSession:
             status=status,
             outcome=replayed_outcome(self.interactions[index], outcome, status, events_sent),
             events_sent=events_sent,
-            client=client_library(decode_headers(headers)),
+            client=client,
             request=sent,
         )
 
@@ -456,7 +456,7 @@ class CassetteSession:
             self._served += 1
             fault = self.injected.pop(number, None)
         if pending.index is None:
-            client = client_library(request.headers)
+            client = client_library(request.headers_as_sent())
             miss = self._miss(self._scrubbed_request(pending), client=client)
             answer = answer_miss(request.content, str(miss))
             if answer is None:
@@ -563,12 +563,13 @@ class CassetteSession:
         its trace knew, not by its body: the call keeps the request the client really
         sent (scrubbed), ``live``."""
         sent = live if _imported(self.interactions[index]) else None
-        method, url, headers = request.method, request.url, request.headers_as_sent()
+        method, url = request.method, request.url
+        client = client_library(request.headers_as_sent())  # no header kept: keys among them
 
         def ended(outcome: str, events_sent: int) -> None:
             playback = played[0]
             status = None if playback.before_headers else playback.status
-            logged = (call, method, url, index, status, outcome, events_sent, headers, sent)
+            logged = (call, method, url, index, status, outcome, events_sent, client, sent)
             with self._lock:
                 self._calls.append(logged)
 

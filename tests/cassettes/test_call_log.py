@@ -1,10 +1,11 @@
 """The test's call log (``CassetteSession.calls``): what each replayed call did.
 
-Issue 29: a replayed call is logged as the few values it ended with, and becomes a
-:class:`~pytest_agentreplay.cassettes.calls.ReplayedCall` (its client library read from
-the headers) when the log is first read. These tests hold the log to what it said when
-each call built its entry at once: the same calls, in the order they ended, with the
-same client, status and outcome, however often and whenever the log is read.
+Issue 29: a replayed call is logged as the few values it ended with (its client library
+read from the few headers that name it: none of them is kept), and becomes a
+:class:`~pytest_agentreplay.cassettes.calls.ReplayedCall` when the log is first read.
+These tests hold the log to what it said when each call built its entry at once: the
+same calls, in the order they ended, with the same client, status and outcome, however
+often and whenever the log is read.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from typing import Any
 import httpx
 import pytest
 
-from pytest_agentreplay.cassettes import session as session_module
 from pytest_agentreplay.cassettes.calls import ReplayedCall
 from pytest_agentreplay.cassettes.cassette import (
     Cassette,
@@ -58,20 +58,6 @@ def _replaying(tmp_path: Path, texts: str, **kw: Any) -> Iterator[CassetteSessio
         yield session
 
 
-@pytest.fixture
-def libraries(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """The headers the session reads a client library from."""
-    seen: list[object] = []
-    real = session_module.client_library
-
-    def counting(headers: Any) -> str | None:
-        seen.append(headers)
-        return real(headers)
-
-    monkeypatch.setattr(session_module, "client_library", counting)
-    return seen
-
-
 def test_the_log_names_each_call_as_it_ended(tmp_path: Path) -> None:
     with _replaying(tmp_path, "abc") as session:
         session.inject(Fault.http(529), at_call=1)
@@ -94,22 +80,32 @@ def test_the_log_names_each_call_as_it_ended(tmp_path: Path) -> None:
     }
 
 
-def test_the_client_is_read_when_the_log_is_read_and_once(
-    tmp_path: Path, libraries: list[object]
+def test_the_log_is_built_when_read_once_and_keeps_no_header(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    built: list[tuple[object, ...]] = []
+    build = CassetteSession._replayed_call
+
+    def counting(self: CassetteSession, logged: tuple[object, ...]) -> ReplayedCall:
+        built.append(logged)
+        return build(self, logged)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(CassetteSession, "_replayed_call", counting)
+    key = "sk-ant-live-QQ0123456789ZZ"
     with _replaying(tmp_path, "abc") as session, httpx.Client() as client:
-        client.post(URL, json={"q": "a"})
-        client.post(URL, json={"q": "b"})
+        client.post(URL, json={"q": "a"}, headers={"x-api-key": key})
+        client.post(URL, json={"q": "b"}, headers={"x-api-key": key})
         assert session.replayed == 2  # counted without building the log
-        assert libraries == []
+        assert built == []
+        assert key not in repr(session._calls)  # as text or bytes
         first = session.calls
-        assert len(libraries) == 2
-        assert session.calls == first  # built once: read again, nothing is read again
-        assert len(libraries) == 2
+        assert len(built) == 2
+        assert session.calls == first  # built once: read again, nothing is built again
+        assert len(built) == 2
         client.post(URL, json={"q": "c"})  # logged after the log was read
         assert session.calls[:2] == first
         assert [c.interaction for c in session.calls] == [0, 1, 2]
-        assert len(libraries) == 3
+        assert len(built) == 3
         assert {c.client for c in session.calls} == {f"httpx {httpx.__version__}"}
 
 
