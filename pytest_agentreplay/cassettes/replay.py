@@ -52,7 +52,10 @@ _RECORDED_FAULT = {"cut": "cut", "timeout": "timeout", "cancelled": "cut", "inco
 
 def _headers(response: RecordedResponse) -> list[tuple[str, str]]:
     headers = response.headers
-    if _SKIP_HEADERS.isdisjoint(map(str.lower, headers)):  # most: nothing to leave out
+    # Most: nothing to leave out. Names all lower-case (as the model stores them) are
+    # looked up as they are; others, lower-cased one by one.
+    lower = all(map(str.islower, headers))
+    if _SKIP_HEADERS.isdisjoint(headers if lower else map(str.lower, headers)):
         return list(headers.items())
     return [(k, v) for k, v in response.headers.items() if k.lower() not in _SKIP_HEADERS]
 

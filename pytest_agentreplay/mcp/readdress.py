@@ -35,6 +35,8 @@ client module holds them (bytes)."""
 def header(headers: Mapping[str, str], name: str) -> str | None:
     """The value of header ``name`` (any case), ``None`` when absent."""
     wanted = name.lower()
+    if all(map(str.islower, headers)):  # names as a recording stores them: looked up as they are
+        return headers.get(wanted)
     if wanted not in map(str.lower, headers):  # the common answer, found without a loop here
         return None
     return next((v for k, v in headers.items() if k.lower() == wanted), None)

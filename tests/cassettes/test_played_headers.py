@@ -78,3 +78,16 @@ def test_the_path_is_asked_only_when_a_fault_is_rendered() -> None:
     )
     assert asked  # a recorded cut is replayed as the provider's codec plays a fault
     assert cut.ending == "cut"
+
+
+def test_a_header_changed_in_place_in_another_case_is_still_left_out() -> None:
+    """The model stores names lower-case, and replay looks them up as they are; a dict
+    changed in place afterwards (objects stay mutable) is read in any case."""
+    interaction = Interaction(
+        request=RecordedRequest(method="POST", url="https://h/v1/messages", json_body={}),
+        response=RecordedResponse(status=200, headers={"x-a": "1"}, json_body={"ok": True}),
+    )
+    interaction.response.headers["Content-Length"] = "99"
+    plan = Plan(chunker=Chunking.PER_EVENT)
+    playback = playback_for(interaction, method="POST", path="/v1/messages", fault=None, plan=plan)
+    assert playback.headers == [("x-a", "1"), ("content-length", str(len(b'{"ok":true}')))]

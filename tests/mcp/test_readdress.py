@@ -114,3 +114,12 @@ def test_a_standalone_stream_is_told_from_its_headers_decoded_or_not() -> None:
         assert not is_standalone_stream("POST", headers)
     assert not is_standalone_stream("GET", [(b"Accept", b"text/event-stream")])
     assert not is_standalone_stream("GET", [(b"Mcp-Session-Id", b"s-1")])
+
+
+def test_a_header_is_found_in_any_case_and_absent_as_none() -> None:
+    assert header({"mcp-session-id": "s", "date": "d"}, "Mcp-Session-Id") == "s"
+    assert header({"Mcp-Session-Id": "s", "date": "d"}, "mcp-session-id") == "s"
+    assert header({"MCP-SESSION-ID": "s"}, "mcp-session-id") == "s"
+    assert header({"date": "d", "X-Other": "o"}, "mcp-session-id") is None
+    assert header({"date": "d"}, "mcp-session-id") is None
+    assert header({"123": "n"}, "123") == "n"  # a name without letters: read as it is
