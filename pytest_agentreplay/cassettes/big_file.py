@@ -35,8 +35,9 @@ from .reading import MAX_FILE_BYTES
 from .yaml.emit import event_line, iter_interactions
 from .yaml.errors import NotCanonicalError, UnstorableError
 from .yaml.fast import read_canonical, read_canonical_file
+from .yaml.layout import lays_out
 
-__all__ = ["STREAMED_FROM", "load_big"]
+__all__ = ["STREAMED_FROM", "built_event", "load_big"]
 
 STREAMED_FROM = 1024 * 1024
 """Bytes: a file from this size on is loaded without its text."""
@@ -56,17 +57,20 @@ def load_big(path: str, *, lazy: bool = False) -> Cassette | None:
             deferred = _load_deferred(path)
             if deferred is not None:
                 return deferred
-        data = read_canonical_file(Path(path), event=_event)
+        data, proven = read_canonical_file(Path(path), event=built_event)
         cassette = cassette_from_data(data, json_checked=True)
-        same = _writes_back(Path(path), cassette)
+        same = (proven and lays_out(cassette.interactions, cassette.version, data)) or (
+            _writes_back(Path(path), cassette)
+        )
     except (OSError, NotCanonicalError, CassetteValueError, UnstorableError, RecursionError):
         return None
     return cassette if same else None
 
 
-def _event(data: Any) -> RecordedEvent:
+def built_event(data: Any) -> RecordedEvent:
     """Each event built as it is read: no dict per event is held (checked as a file's
-    events are, by the same constructor)."""
+    events are, by the same constructor), and the canonical reader holds each event's
+    line to the writer's line for the event."""
     return RecordedEvent._from_data(data)
 
 
@@ -79,7 +83,8 @@ def _looks_canonical(path: Path) -> bool:
 
 
 def _writes_back(path: Path, cassette: Cassette) -> bool:
-    """Whether the writer gives back the file's exact bytes, compared a piece at a time."""
+    """Whether the writer gives back the file's exact bytes, compared a piece at a time
+    (for a file the reader could not prove so as it read it)."""
     with path.open("rb") as handle:
         for piece in iter_interactions(cassette.interactions, cassette.version):
             expected = piece.encode("utf-8")
@@ -145,7 +150,7 @@ def _load_deferred(path: str) -> Cassette | None:
         skeleton = b"".join(parts).decode("utf-8")
         del parts
         lazy = list(blocks.values())
-        data = read_canonical(skeleton, event=_event, deferred=blocks)
+        data = read_canonical(skeleton, event=built_event, deferred=blocks)
         cassette = cassette_from_data(data, json_checked=True)
         if not _placed(cassette, lazy):
             return None

@@ -144,14 +144,15 @@ def comments(value: Any) -> list[str | None] | None:
 
 def headers(value: Any) -> dict[str, str]:
     """A copy with the names lower-cased (values of names that then collide joined)."""
-    if type(value) is dict:  # the common case, in one pass: text, names lower-case
-        for key, item in value.items():
-            if type(key) is not str or type(item) is not str:
-                break
-            if not key.islower() and key != key.lower():
-                break
+    if type(value) is dict:  # the common case, in C: text only, names lower-case
+        try:
+            names = "\n".join(value)  # TypeError: a name that is not text
+            "".join(value.values())  # TypeError: a value that is not text
+        except TypeError:
+            pass
         else:
-            return dict(value)
+            if names.islower() or names == names.lower():
+                return dict(value)
     if value is None:
         return {}
     if not isinstance(value, Mapping):

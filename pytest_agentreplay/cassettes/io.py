@@ -12,8 +12,9 @@ Everything that reads a cassette comes here: replay, the ``agentreplay`` command
 ``convert``, snapshots. A file the plugin wrote takes the fast path: the
 canonical reader (:mod:`.yaml.fast`) parses it without PyYAML, the model is built
 from what it read, and the result is accepted only if the writer gives back the
-file's exact text. Anything else (a hand edit, another tool's file, an error to
-explain) goes through the safe libyaml loader, imported only then. Both paths
+file's exact text: proven line by line as the reader reads (:mod:`.yaml.layout`), or
+else by writing it again to compare. Anything else (a hand edit, another tool's file,
+an error to explain) goes through the safe libyaml loader, imported only then. Both paths
 build the model with the same function (:func:`from_data` is its public face),
 so they yield the same objects.
 
@@ -38,7 +39,7 @@ from .. import jsonparse
 from ..errors import CassetteFormatError, TooDeepError, field_path
 from ..redact.scrubber import Scrubber as DefaultRules
 from . import atomic as _files
-from .big_file import load_big
+from .big_file import built_event, load_big
 from .cassette import Cassette, cassette_from_data
 from .errors import CassetteValueError
 from .fields import CASSETTE_VERSION, looks_canonical
@@ -52,7 +53,8 @@ from .reading import read_file
 from .verify import verify_file
 from .yaml.emit import dump_cassette, dump_interactions, iter_interactions
 from .yaml.errors import NotCanonicalError, UnstorableError
-from .yaml.fast import read_canonical
+from .yaml.fast import read_written
+from .yaml.layout import lays_out
 
 __all__ = [
     "CassetteFormatError",
@@ -159,7 +161,10 @@ def _fast(text: str) -> Cassette | None:
     if not looks_canonical(text):
         return None
     try:
-        cassette = cassette_from_data(read_canonical(text), json_checked=True)
+        data, proven = read_written(text, event=built_event)
+        cassette = cassette_from_data(data, json_checked=True)
+        if proven and lays_out(cassette.interactions, cassette.version, data):
+            return cassette  # each line was the writer's (issue 29: not written again)
         written = dump_interactions(cassette.interactions, cassette.version)
     except (NotCanonicalError, CassetteValueError, UnstorableError, RecursionError):
         return None

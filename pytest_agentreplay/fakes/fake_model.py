@@ -11,23 +11,24 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from urllib.parse import urlsplit
 
 from ..errors import CodecError
 from ..neutral import Fault, ModelCall, Provider, Reply, Request, reply_source
 from ..providers import codec_for, detect, target, token_count, unspoken
-from ..providers.base import Codec, IdFactory, RenderContext, json_data
+from ..providers.base import Codec, IdFactory, RenderContext, RequestFacts, json_data
 from ..providers.catalog import DEFAULT_HOSTS
 from ..transport import answer
 from ..transport.chunking import ChunkingSpec, resolve_chunking
 from ..transport.gate import Gate
 from ..transport.playback import Playback
 from ..transport.router import Deferred, HTTPRequest
+from .call_log import CallLog, ReadAgain
 from .errors import UnexpectedModelCall
 from .listening import FakeServer
 from .messages import held_problem, injected_problem, interrupt_problem, show
 from .script import (
-    CallLog,
     Holds,
     HTTPCall,
     Respond,
@@ -62,6 +63,14 @@ class _Decision:
     counter: Provider | None
     provider: Provider | None
     target: str
+
+    @cached_property
+    def read_again(self) -> ReadAgain | None:
+        """How a logged call of this method and URL is parsed again (see :mod:`.call_log`)."""
+        if self.provider is None:
+            return None
+        codec, where = codec_for(self.provider), self.target
+        return lambda call: Serving._parse_at(codec, call, where)
 
 
 _DECISIONS_KEPT = 256  # distinct method + URL pairs remembered per fake (a test uses a few)
@@ -102,7 +111,6 @@ class FakeModel(Serving):
         self._holds = Holds()
         self._log = CallLog()
         self.calls: list[HTTPCall] = self._log.calls
-        self.requests: list[Request] = self._log.requests
         # replaced, never changed in place: a call reads it without the lock
         self._routes = tuple(_Route(h.lower(), None, "", None) for h in hosts)
         # what each method + URL was found to be, for these routes (replaced with them)
@@ -238,9 +246,15 @@ class FakeModel(Serving):
         return self._log.entries
 
     @property
+    def requests(self) -> list[Request]:
+        """Every request, parsed into the neutral :class:`~..neutral.Request`, in arrival
+        order (a new list at every read; the same requests in it)."""
+        return self._log.requests
+
+    @property
     def last_request(self) -> Request:
         """The most recent request; ``IndexError`` if there was none."""
-        return self.requests[-1]
+        return self._log.last_request()
 
     @property
     def remaining(self) -> list[Reply]:
@@ -373,10 +387,10 @@ class FakeModel(Serving):
             return self._not_a_model_call(request)
         codec = codec_for(decision.provider)
         try:
-            parsed = self._parse_at(codec, request, decision.target)
+            parsed = self._check_at(codec, request, decision.target)
         except (ValueError, CodecError) as exc:
             return self._unexpected(request, f"its body is not a valid request: {exc}", codec=codec)
-        index = self._log.open(request, parsed)
+        index = self._log.open(request, parsed, decision.read_again)
         block = self._holds.take_block(index)
         if block is not None and block[1] is None:
             return Deferred(
@@ -389,10 +403,16 @@ class FakeModel(Serving):
     async def respond_async(self, request: HTTPRequest) -> Playback | Deferred:
         return self.respond(request)
 
-    def _next_reply(self, index: int, request: Request, http: HTTPRequest) -> Reply:
+    def _next_reply(
+        self, index: int, codec: Codec, request: RequestFacts, http: HTTPRequest
+    ) -> Reply:
         """The reply for call ``index``: the script's; when it ran out, the test fails
         at once (:class:`UnexpectedModelCall`)."""
-        reply = self._script.next_reply(request)
+
+        def parsed() -> Request:  # what respond= is handed: the log's (a reset forgot it)
+            return self._log.request(index) or self._parse(codec, http)
+
+        reply = self._script.next_reply(request.stream, parsed)
         if reply is not None:
             return reply
         problem = self._mask(
@@ -422,14 +442,14 @@ class FakeModel(Serving):
         self,
         index: int,
         codec: Codec,
-        request: Request,
+        request: RequestFacts,
         http: HTTPRequest,
         *,
         block: tuple[Gate, int | None] | None = None,
     ) -> Playback:
         if self._log.forgotten(index):  # held across a reset(): it belongs to no script
             return Playback(status=503, headers=[], events=[], ending="cut", before_headers=True)
-        reply = self._next_reply(index, request, http)
+        reply = self._next_reply(index, codec, request, http)
         ctx = RenderContext(model=request.model or "fake-model", request=request, ids=self._ids)
         plan = answer.Plan(
             chunker=self.chunker,

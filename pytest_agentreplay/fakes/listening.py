@@ -65,7 +65,9 @@ class Served(Checked, Protocol):
     returns a server from ``listen()``: the two modules would import each other."""
 
     calls: list[HTTPCall]
-    requests: list[Request]
+
+    @property
+    def requests(self) -> list[Request]: ...
 
     def script(self, *items: ScriptItem) -> object: ...
     def fail_with(self, fault: Fault) -> object: ...

@@ -7,8 +7,9 @@ A :class:`~..fakes.FakeModel` is three parts around the wire formats:
   calls past the end;
 - :class:`Holds` — where calls wait until the test calls ``release()``: the next
   call (``block``) and stalled streams (``Fault.stall``);
-- :class:`CallLog` — every request as it arrived (``calls``, ``requests``) and one
-  :class:`~..neutral.ModelCall` per finished call (``log``).
+- :class:`~.call_log.CallLog` (in its own module) — every request as it arrived
+  (``calls``, ``requests``) and one :class:`~..neutral.ModelCall` per finished call
+  (``log``); :class:`HTTPCall` is how it keeps a request.
 
 :func:`call_sync` runs a user function that may be a coroutine function to
 completion from synchronous code (a fake's ``respond``, a parity check's ``run``).
@@ -25,13 +26,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..neutral import Fault, ModelCall, Reply, Request
+from ..neutral import Fault, Reply, Request
 from ..transport.clients import client_library
 from ..transport.gate import Gate, wait_event_async
 from ..transport.router import HTTPRequest, decode_headers
 
 __all__ = [
-    "CallLog",
     "HTTPCall",
     "Holds",
     "Respond",
@@ -142,24 +142,25 @@ class Script:
         with self._lock:
             return [r for r in self._replies if id(r) not in self._played_cut]
 
-    def next_reply(self, request: Request) -> Reply | None:
-        """The reply for this call: the failure, the script, ``respond``; ``None``
-        when the script ran out and there is no ``respond``."""
+    def next_reply(self, stream: bool, request: Callable[[], Request]) -> Reply | None:
+        """The reply for this call (``stream``: a streamed one): the failure, the script,
+        ``respond`` (handed ``request()``, the call's parsed request); ``None`` when the
+        script ran out and there is no ``respond``."""
         with self._lock:
             if self.fail is not None:
                 return Reply.failure(self.fail)
             if self._injected:
                 return self._strike(self._injected.pop(0))
             if self._replies:
-                if self._interrupts and request.stream:
+                if self._interrupts and stream:
                     self._played_cut.add(id(self._replies[0]))
                     return self._cut(self._replies[0])
                 return self._replies.popleft()
         if self.respond is None:
             return None
-        reply = as_reply(call_sync(self.respond, request))
+        reply = as_reply(call_sync(self.respond, request()))
         with self._lock:
-            return self._cut(reply) if self._interrupts and request.stream else reply
+            return self._cut(reply) if self._interrupts and stream else reply
 
     def _strike(self, fault: Fault) -> Reply:
         """The next reply failed by an injected ``fault``, not used up (the retry gets
@@ -287,11 +288,6 @@ class HTTPCall:
         return client_library(self.headers)
 
 
-_Ended = tuple[int, Request, "int | None", str, int, "Reply | None", str, HTTPCall]
-"""A finished call's log entry until it is read: (number, request, status, outcome,
-events sent, reply, URL, call)."""
-
-
 class _LoggedCall(HTTPCall):
     """:meth:`HTTPCall.of`'s call: its headers made a dict of the request's when first read."""
 
@@ -306,109 +302,3 @@ class _LoggedCall(HTTPCall):
     @headers.setter
     def headers(self, value: dict[str, str]) -> None:
         self.__dict__["_headers"] = value  # a copy made with dataclasses.replace
-
-
-class CallLog:
-    """What a fake was asked (:attr:`calls`, :attr:`requests`) and how each call ended
-    (:attr:`entries`: one :class:`~..neutral.ModelCall` per finished call)."""
-
-    def __init__(self) -> None:
-        self.calls: list[HTTPCall] = []
-        self.requests: list[Request] = []
-        self._lock = threading.Lock()
-        # A finished call's entry is built when the log is read (most tests never read
-        # it; bench/ W5: the entry was a tenth of a fake call): its fields until then.
-        self._entries: dict[int, ModelCall | _Ended] = {}
-        self._open: dict[int, tuple[Request, str, HTTPCall]] = {}
-        self._statuses: dict[int, int | None] = {}
-        # Call numbers never repeat, so that a call still open at a reset() cannot end
-        # a later one; the log numbers calls from the last reset (``_base``).
-        self._next = 0
-        self._base = 0
-
-    def open(self, request: HTTPRequest, parsed: Request) -> int:
-        """Log a call that arrived; returns its number (for :meth:`ended`)."""
-        call = HTTPCall.of(request)
-        with self._lock:
-            index = self._next
-            self._next += 1
-            self.calls.append(call)
-            self.requests.append(parsed)
-            self._open[index] = (parsed, request.url, call)
-        return index
-
-    def reset(self) -> None:
-        """Forget every call (in place: ``calls`` and ``requests`` stay the same lists).
-        A call still open is forgotten too: its ending is no longer logged."""
-        with self._lock:
-            self.calls.clear()
-            self.requests.clear()
-            self._entries.clear()
-            self._open.clear()
-            self._statuses.clear()
-            self._base = self._next
-
-    def forgotten(self, index: int) -> bool:
-        """Whether call ``index`` arrived before the last :meth:`reset`."""
-        return index < self._base  # one read of a number :meth:`reset` replaces
-
-    def answered(self, index: int, status: int | None) -> None:
-        """The status call ``index`` is answered with (``None``: no response at all)."""
-        with self._lock:
-            self._statuses[index] = status
-
-    def ended(self, index: int, outcome: str, events_sent: int, reply: Reply | None) -> None:
-        """Call ``index`` ended (only its first ending counts); an error response read
-        to its end is an ``http_error``."""
-        with self._lock:
-            opened = self._open.pop(index, None)
-            if opened is None:
-                return
-            request, url, call = opened
-            status = self._statuses.pop(index, None)
-            if outcome == "completed" and status is not None and status >= 400:
-                outcome = "http_error"
-            # An error body is not an event stream: nothing of the reply was delivered.
-            delivered = events_sent if request.stream and (status or 0) < 400 else 0
-            # its client library is read from the call's headers when the entry is built
-            self._entries[index] = (
-                index - self._base,
-                request,
-                status,
-                outcome,
-                delivered,
-                reply,
-                url,
-                call,
-            )
-
-    def close_open(self) -> None:
-        """Log calls whose response the client never closed as ``cancelled``."""
-        with self._lock:
-            open_calls = list(self._open)
-        for index in open_calls:
-            self.ended(index, "cancelled", 0, None)
-
-    @property
-    def entries(self) -> list[ModelCall]:
-        """Every finished call, in arrival order."""
-        with self._lock:
-            built = []
-            for i in sorted(self._entries):
-                entry = self._entries[i]
-                if isinstance(entry, tuple):
-                    number, request, status, outcome, sent, reply, url, call = entry
-                    entry = self._entries[i] = ModelCall(
-                        index=number,
-                        provider=request.provider,
-                        url=url,
-                        streaming=request.stream,
-                        request=request,
-                        status=status,
-                        outcome=outcome,
-                        events_sent=sent,
-                        reply=reply,
-                        client=call.client,
-                    )
-                built.append(entry)
-            return built

@@ -17,7 +17,8 @@ from ..transport.router import Deferred, HTTPRequest, Router, active_router, int
 
 if TYPE_CHECKING:
     from ..neutral import Request
-    from ..providers.base import Codec
+    from ..providers.base import Codec, RequestFacts
+    from .script import HTTPCall
 
 __all__ = ["Serving"]
 
@@ -45,11 +46,18 @@ class Serving:
         return Serving._parse_at(codec, request, target(request.url))
 
     @staticmethod
-    def _parse_at(codec: Codec, request: HTTPRequest, where: str) -> Request:
+    def _parse_at(codec: Codec, request: HTTPRequest | HTTPCall, where: str) -> Request:
         """:meth:`_parse`, knowing already where the request was sent (``where``: its
-        path and query)."""
+        path and query); a logged call's request is read again so."""
         body = request.json()
         return codec.parse_call(request.method, where, body if isinstance(body, dict) else {})
+
+    @staticmethod
+    def _check_at(codec: Codec, request: HTTPRequest, where: str) -> RequestFacts:
+        """:meth:`_parse_at`'s checks, the neutral models built only where the codec
+        cannot check without them (:meth:`~..providers.base.Codec.check_call`)."""
+        body = request.json()
+        return codec.check_call(request.method, where, body if isinstance(body, dict) else {})
 
     def respond(self, request: HTTPRequest) -> Playback | Deferred:
         """The response to ``request``, for a sync client."""

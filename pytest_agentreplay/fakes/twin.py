@@ -26,7 +26,7 @@ from ..transport.answer import Plan, for_error, for_reply
 from ..transport.chunking import ChunkingSpec, resolve_chunking
 from ..transport.playback import Playback
 from ..transport.router import HTTPRequest
-from .script import CallLog
+from .call_log import CallLog
 from .serving import Serving
 
 __all__ = ["TwinServer"]

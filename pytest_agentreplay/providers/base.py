@@ -17,7 +17,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
 from .. import jsonparse
 from ..errors import CodecError
@@ -28,12 +28,15 @@ if TYPE_CHECKING:  # the reply model (pydantic) is loaded by the codecs, not by 
     from ..neutral import Fault, Provider, Reply, Request, Usage
 
 __all__ = [
+    "EAGER_TEXT",
     "ERROR_EVENT_STATUS",
+    "CheckedRequest",
     "Codec",
     "ErrorResponse",
     "Folded",
     "IdFactory",
     "RenderContext",
+    "RequestFacts",
     "digits",
     "estimate_tokens",
     "iter_text",
@@ -114,8 +117,9 @@ def _digit_pairs(alphabet: str) -> list[str]:
     return [alphabet[i % base] + alphabet[i // base] for i in range(base * base)]
 
 
-_EAGER_TEXT = 4096
-"""Up to this many characters, :func:`iter_text` cuts a text in one C call."""
+EAGER_TEXT = 4096
+"""Up to this many characters, :func:`iter_text` cuts a text at once (in one C call,
+when no word needs cutting further)."""
 
 
 def iter_text(text: str, max_chunk: int = 12) -> Iterator[str]:
@@ -126,7 +130,7 @@ def iter_text(text: str, max_chunk: int = 12) -> Iterator[str]:
     to be cut; a short one (a reply's usual text) is cut at once by the regex engine
     when no word needs cutting further, not one generator step a word (bench/ W5).
     """
-    if len(text) <= _EAGER_TEXT:
+    if len(text) <= EAGER_TEXT:
         words = _WORDS.findall(text)
         if not words or max(map(len, words)) <= max_chunk:
             return iter(words)
@@ -233,6 +237,32 @@ def _encoded(events: Iterator[SSEEvent], line_end: LineEnd) -> Iterator[bytes]:
             yield event_bytes(event.data, event.event, line_end)
 
 
+class RequestFacts(Protocol):
+    """What answering a request reads of it: which format it was in, the model it asked
+    for, whether to stream, the body. A :class:`~..neutral.Request` has them, and so has
+    a :class:`CheckedRequest`."""
+
+    @property
+    def provider(self) -> Provider: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def stream(self) -> bool: ...
+    @property
+    def raw(self) -> Mapping[str, Any]: ...
+
+
+class CheckedRequest(NamedTuple):
+    """A request body checked as :meth:`Codec.parse_call` checks it, without building
+    the neutral models: what a fake answers a call from (:meth:`Codec.check_call`).
+    ``raw`` is the body itself, not a copy: read it while answering, keep nothing of it."""
+
+    provider: Provider
+    model: str | None
+    stream: bool
+    raw: Mapping[str, Any]
+
+
 @dataclass
 class RenderContext:
     """Everything variable a codec needs to render one reply.
@@ -244,7 +274,7 @@ class RenderContext:
     """
 
     model: str = "fake-model"
-    request: Request | None = None
+    request: RequestFacts | None = None
     ids: IdFactory = field(default_factory=IdFactory)
     created: int = 1_767_225_600  # 2026-01-01T00:00:00Z: fixed so renders are reproducible
     text_chunk: int = 12
@@ -353,9 +383,22 @@ class Codec(ABC):
         Callers that know the path use this one."""
         return self.parse_request(body)
 
+    def check_call(self, method: str, target: str, body: Mapping[str, Any]) -> RequestFacts:
+        """:meth:`parse_call`'s checks of a request (the same error for the same body)
+        and what answering it reads (:class:`RequestFacts`), where a codec can check a
+        body without building the neutral models (a fake answers every call so, and
+        builds its :class:`~..neutral.Request` when something reads it); the parsed
+        request otherwise."""
+        return self.parse_call(method, target, body)
+
     @abstractmethod
     def render_body(self, reply: Reply, ctx: RenderContext) -> dict[str, Any]:
         """The non-streaming JSON response body for ``reply``."""
+
+    def body_wire(self, reply: Reply, ctx: RenderContext) -> bytes:
+        """:meth:`render_body` as the bytes of the body (compact JSON, UTF-8): what a
+        fake sends. A codec may write the bytes without building the body's objects."""
+        return json_data(self.render_body(reply, ctx)).encode("utf-8")
 
     @abstractmethod
     def render_events(self, reply: Reply, ctx: RenderContext) -> list[SSEEvent]:

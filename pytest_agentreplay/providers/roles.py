@@ -4,11 +4,14 @@ A provider folder (``anthropic/``, ``openai/chat/``, ``openai/responses/``,
 ``gemini/``) holds one module per role, each with the same functions under the same
 signatures (the protocols below; mypy checks every folder against them):
 
-* ``request.py``: ``parse(codec, target, body)``, a request in neutral form;
+* ``request.py``: ``parse(codec, target, body)``, a request in neutral form (and,
+  where it can, ``check_only``: the same checks without building the models, what a
+  fake answers a call from: :class:`CheckingRequestRole`);
 * ``compose.py``: ``compose(codec, request, *, max_tokens)``, the inverse: a neutral
   request as the body the provider's SDK sends (a trace imported as a cassette);
 * ``render.py``: ``render_body(codec, reply, ctx)`` and ``iter_events(codec, reply,
-  ctx)``, a reply as the JSON body and as the SSE events the provider sends;
+  ctx)``, a reply as the JSON body and as the SSE events the provider sends (and, where
+  it writes them as bytes itself, ``iter_wire`` and ``body_wire``: :class:`WireRenderRole`);
 * ``fold.py``: ``fold(codec, events, *, strict)``, a stream back to its final body;
 * ``reply.py``: ``to_reply(codec, body)``, a final body back to a neutral reply;
 * ``error_bodies.py``: ``error_response(codec, fault, ctx)`` and ``error_event(codec, fault,
@@ -29,7 +32,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from .base import Codec, ErrorResponse, Folded, RenderContext
+from .base import Codec, ErrorResponse, Folded, RenderContext, RequestFacts
 from .catalog import CATALOG
 from .routes import handles
 
@@ -39,6 +42,7 @@ if TYPE_CHECKING:
     from ..sse import SSEEvent
 
 __all__ = [
+    "CheckingRequestRole",
     "ComposeRole",
     "ErrorBodiesRole",
     "EventFolder",
@@ -61,6 +65,15 @@ class RequestRole(Protocol):
         form; a :class:`~..errors.CodecError` names the field that is wrong."""
 
 
+class CheckingRequestRole(RequestRole, Protocol):
+    """A ``request.py`` that also checks a body without building the neutral models
+    (``check_only``, looked up by name: see :meth:`FolderCodec.check_call`)."""
+
+    def check_only(self, codec: Codec, target: str, body: Mapping[str, Any]) -> RequestFacts:
+        """:meth:`RequestRole.parse`'s checks, the same error for the same body; what
+        answering the request reads of it."""
+
+
 class ComposeRole(Protocol):
     """``compose.py``: what would be asked, written out."""
 
@@ -81,7 +94,9 @@ class RenderRole(Protocol):
 
 class WireRenderRole(RenderRole, Protocol):
     """A ``render.py`` that also writes its stream as bytes, each event in one step,
-    without building the events (``iter_wire``): the fake's stream without a fault."""
+    without building the events (``iter_wire``): the fake's stream without a fault.
+    It may write its JSON body as bytes too (``body_wire``, looked up by name: see
+    :meth:`FolderCodec.body_wire`)."""
 
     def iter_wire(self, codec: Codec, reply: Reply, ctx: RenderContext) -> Iterator[bytes]:
         """:meth:`RenderRole.iter_events`, each event as the bytes
@@ -159,6 +174,15 @@ class FolderCodec(Codec):
         """The request in neutral form, knowing where it was sent."""
         return self.roles.request.parse(self, target, body)
 
+    def check_call(self, method: str, target: str, body: Mapping[str, Any]) -> RequestFacts:
+        """The request checked, by the request role's ``check_only`` where it has one
+        (its ``parse`` without building the models), else parsed (always, for a subclass
+        that parses in its own way)."""
+        check = getattr(self.roles.request, "check_only", None)
+        if check is None or type(self).parse_call is not FolderCodec.parse_call:
+            return self.parse_call(method, target, body)
+        return check(self, target, body)  # type: ignore[no-any-return]
+
     def compose_request(self, request: Request, *, max_tokens: int | None = None) -> dict[str, Any]:
         """The body this provider's SDK sends for ``request`` (see :class:`ComposeRole`)."""
         return self.roles.compose.compose(self, request, max_tokens=max_tokens)
@@ -189,6 +213,16 @@ class FolderCodec(Codec):
         wire = getattr(self.roles.render, "iter_wire", None)
         if wire is None or type(self).iter_events is not FolderCodec.iter_events:
             return super().iter_wire(reply, ctx)
+        self.check_renders(reply)
+        return wire(self, reply, ctx)  # type: ignore[no-any-return]
+
+    def body_wire(self, reply: Reply, ctx: RenderContext) -> bytes:
+        """:meth:`render_body` as the bytes sent: written by the render role where it
+        offers ``body_wire``, else the body encoded (always, for a subclass that renders
+        its own body). A reply the format cannot send is refused at once."""
+        wire = getattr(self.roles.render, "body_wire", None)
+        if wire is None or type(self).render_body is not FolderCodec.render_body:
+            return super().body_wire(reply, ctx)
         self.check_renders(reply)
         return wire(self, reply, ctx)  # type: ignore[no-any-return]
 

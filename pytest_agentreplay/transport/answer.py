@@ -335,7 +335,7 @@ def _json_reply(
         return for_error(codec, codec.as_http_error(fault), ctx, plan)
     if fault is not None and kind == "timeout" and fault.after_events is None:
         return for_timeout(plan)
-    body = json_data(codec.render_body(reply, ctx)).encode("utf-8")
+    body = codec.body_wire(reply, ctx)
     headers = [*_headers(codec, ctx, streaming=False), ("content-length", str(len(body)))]
     headers = fault_headers(codec, fault, headers)
     gates = dict(plan.extra_gates)

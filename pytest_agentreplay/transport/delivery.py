@@ -166,6 +166,12 @@ class Delivery:
     def _paced(self) -> bool:
         return bool(self.playback.delay or self.playback.schedule)
 
+    @property
+    def ready_at_once(self) -> bool:
+        """Whether each chunk is there as soon as it is asked for: no gate to wait at,
+        no recorded timing to keep."""
+        return not self.playback.gates and not self._paced
+
     def iterate(self) -> Iterator[bytes]:
         """Sync delivery, in the client's thread. An event that cannot be sent (a bad
         line deep in a cassette's stream, read as replay reaches it) ends the call

@@ -55,6 +55,7 @@ from .router import Deferred, Handler, HTTPRequest
 __all__ = ["ModelServer"]
 
 _S = TypeVar("_S", bound="ModelServer")
+_T = TypeVar("_T")
 
 _HOP_BY_HOP = frozenset(
     {
@@ -400,18 +401,23 @@ class _Connection(socketserver.StreamRequestHandler):
         elif old_client:
             lines.append("connection: keep-alive")
         self._write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
-        # A chunked body ends with its terminating chunk, written after the call is
-        # logged; a sized one ends with its last byte, so its call is logged before that
-        # byte goes out: a client that reads the log as soon as it has the body finds
-        # its call ended (issue 30: the Node example's log showed it still ``open``).
-        chunks = delivery.iterate() if chunked else _one_ahead(delivery.iterate())
-        for chunk in chunks:
+        # A client that reads the log as soon as it has the body must find its call
+        # ended (issue 30: the Node example's log showed it still ``open``), so the call
+        # is logged before the last chunk goes out. A client may stop at its protocol's
+        # last event without waiting for the chunked body's terminating chunk (the
+        # OpenAI SDK stops at ``[DONE]``), so a stream is held one chunk behind too,
+        # unless its chunks wait (a gate, recorded timing): holding one back would then
+        # delay it by the wait, and only the terminating chunk follows the log.
+        chunks = _counted(delivery)
+        if not chunked or delivery.ready_at_once:
+            chunks = _one_ahead(chunks)
+        for chunk, complete in chunks:
             if sent.gone.is_set():
                 raise _HungUpError
             if bodiless or not chunk:
                 continue
             self._write(b"%x\r\n%b\r\n" % (len(chunk), chunk) if chunked else chunk)
-            sent.events = delivery.events_sent
+            sent.events = complete
         if delivery.ended == "cancelled":
             raise _HungUpError
         if chunked:
@@ -473,14 +479,27 @@ class _Connection(socketserver.StreamRequestHandler):
             self._write(head.encode("latin-1") + body)
 
 
-def _one_ahead(chunks: Iterator[bytes]) -> Iterator[bytes]:
+def _counted(delivery: Delivery) -> Iterator[tuple[bytes, int]]:
+    """Each chunk of ``delivery`` with the number of events complete once it is sent."""
+    for chunk in delivery.iterate():
+        yield chunk, delivery.events_sent
+
+
+def _one_ahead(chunks: Iterator[_T]) -> Iterator[_T]:
     """``chunks``, each handed on once the next one is known: the last one after the
-    source has ended (and its ending has been logged)."""
-    held: list[bytes] = []
-    for chunk in chunks:
+    source has ended (and its ending has been logged). A source that fails (a cut, a
+    line of a cassette that cannot be sent) hands on the chunk it held first, so the
+    client gets what came before the failure, as without holding."""
+    held: list[_T] = []
+    try:
+        for chunk in chunks:
+            if held:
+                yield held.pop()
+            held.append(chunk)
+    except Exception:
         if held:
             yield held.pop()
-        held.append(chunk)
+        raise
     yield from held
 
 

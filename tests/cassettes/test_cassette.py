@@ -10,6 +10,8 @@ import weakref
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_agentreplay.cassettes import CassetteFormatError, CassetteValueError, from_data
 from pytest_agentreplay.cassettes.cassette import (
@@ -37,6 +39,42 @@ def _refused(build: Any) -> CassetteValueError:
 def test_header_names_are_lower_cased_and_colliding_values_joined() -> None:
     request = RecordedRequest(method="GET", url=URL, headers={"X-A": "1", "x-a": "2", "B": "3"})
     assert request.headers == {"x-a": "1, 2", "b": "3"}
+
+
+def _lowered(headers: dict[Any, Any]) -> dict[str, str] | None:
+    """What a headers mapping becomes, worked out name by name (``None``: refused)."""
+    out: dict[str, str] = {}
+    for name, value in headers.items():
+        if not isinstance(name, str) or not isinstance(value, str):
+            return None
+        key = name.lower()
+        out[key] = f"{out[key]}, {value}" if key in out else value
+    return out
+
+
+_NAMES = st.sampled_from(["x-a", "X-A", "Accept", "123", "-", "", "é", "ÉCOLE", "x\na"])
+
+
+@given(
+    st.dictionaries(
+        _NAMES | st.text(max_size=6) | st.integers(0, 3),
+        st.text(max_size=6) | st.sampled_from([1, None, b"x"]),
+        max_size=5,
+    )
+)
+def test_header_names_are_checked_and_lower_cased_as_one_by_one(headers: dict[Any, Any]) -> None:
+    """The common case (text only, lower-case names) is checked in C, a joined string at
+    a time: it gives what checking each name and value gives, for names with no cased
+    letter, upper-case ones, and names or values that are not text."""
+    expected = _lowered(headers)
+    if expected is None:
+        with pytest.raises(CassetteValueError):
+            RecordedRequest(method="GET", url=URL, headers=headers)
+        return
+    request = RecordedRequest(method="GET", url=URL, headers=headers)
+    assert request.headers == expected
+    assert list(request.headers) == list(expected)
+    assert request.headers is not headers
 
 
 def test_the_headers_given_are_copied() -> None:

@@ -20,6 +20,8 @@ import pytest
 from pytest_agentreplay import FakeModel, Fault, Reply, invariants
 from pytest_agentreplay.fakes import FakeServer
 from pytest_agentreplay.runlog import RunLog
+from pytest_agentreplay.transport.delivery import Delivery
+from pytest_agentreplay.transport.server import _Connection
 from tests.children import CHILD_TIMEOUT, run_python
 from tests.sdk_raises import assert_reported, cut_error
 
@@ -289,6 +291,51 @@ def test_events_are_flushed_one_by_one_while_the_rest_is_held(model_server: Fake
     assert all(c.count(b"\n\n") == 1 and c.endswith(b"\n\n") for c in chunks)
     assert chunks[-1].startswith(b"event: message_stop")
     assert [c.outcome for c in fake.log] == ["completed"]
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "json"])
+def test_a_call_is_logged_before_its_last_chunk_goes_out(
+    model_server: FakeServer, stream: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client may stop at its protocol's last event without reading the chunked
+    body's terminating chunk (the OpenAI SDK stops at ``[DONE]``) and read the fake's
+    log at once: the call is logged before that event leaves the server, so it is
+    there (a served OpenAI stream's call was found missing from the log under load)."""
+    order: list[str] = []
+    write, finish = _Connection._write, Delivery._finish
+
+    def written(self: _Connection, data: bytes) -> None:
+        order.append("message_stop" if b"message_stop" in data else "bytes")
+        write(self, data)
+
+    def logged(self: Delivery) -> None:
+        order.append("logged")
+        finish(self)
+
+    monkeypatch.setattr(_Connection, "_write", written)
+    monkeypatch.setattr(Delivery, "_finish", logged)
+    fake = model_server.model
+    fake.script(Reply.text("first second third"))
+    body = STREAM if stream else STREAM.replace(b'"stream": true', b'"stream": false')
+    with _connect(model_server) as sock:
+        _post(sock, body)
+        if stream:
+            whole = _read_until(sock, b"\r\n0\r\n\r\n")
+            assert _dechunked(whole.partition(b"\r\n\r\n")[2])[-1].startswith(
+                b"event: message_stop"
+            )
+        else:
+            head, _, whole = _read_until(sock, b"\r\n\r\n").partition(b"\r\n\r\n")
+            size = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+            while len(whole) < size:
+                whole += sock.recv(65536)
+            assert json.loads(whole)["content"][0]["text"] == "first second third"
+    assert [c.outcome for c in fake.log] == ["completed"]
+    last = "message_stop" if stream else "bytes"
+    position = len(order) - 1 - order[::-1].index(last)  # the last event's write
+    assert order.index("logged") == position - 1, order
+    if stream:
+        assert order[-1] == "bytes"  # the terminating chunk
 
 
 def _dechunked(body: bytes) -> list[bytes]:

@@ -201,6 +201,8 @@ def test_the_file_readers_read_every_file_as_the_whole_text_reader(
         text = path.read_text("utf-8")
         events: list[Any] = []
         streamed = reader(path, event=events.append)
+        if reader is read_canonical_file:  # replay's load: the data, and the writer's proof
+            streamed, _ = streamed
         assert streamed == read_canonical(text, event=lambda e: None), path
         expected_events: list[Any] = []
         read_canonical(text, event=expected_events.append)

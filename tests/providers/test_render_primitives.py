@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from pytest_agentreplay import Reply
 from pytest_agentreplay.providers import IdFactory, RenderContext, codec_for
-from pytest_agentreplay.providers.base import _EAGER_TEXT, digits, iter_text, json_data
+from pytest_agentreplay.providers.base import EAGER_TEXT, digits, iter_text, json_data
 from pytest_agentreplay.providers.openai.chat.render import _obfuscation
 
 B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -129,13 +129,13 @@ def test_a_text_is_cut_alike_either_side_of_the_length_cut_at_once(
     # a short text is cut in one step, a long one a word at a time: the same pieces
     # at the boundary, with words that need cutting further and without
     text = "".join(words)
-    padded = "x" * max(0, _EAGER_TEXT + around - len(text)) + text
+    padded = "x" * max(0, EAGER_TEXT + around - len(text)) + text
     assert list(iter_text(text, max_chunk)) == _cut(text, max_chunk)
     assert list(iter_text(padded, max_chunk)) == _cut(padded, max_chunk)
 
 
 def test_a_chunk_size_below_one_fails_as_before_however_long_the_text() -> None:
-    for text in ("a b", "a" * (_EAGER_TEXT + 1)):
+    for text in ("a b", "a" * (EAGER_TEXT + 1)):
         with pytest.raises(ValueError, match="must not be zero"):
             list(iter_text(text, 0))
     assert list(iter_text("", 0)) == []

@@ -5,6 +5,7 @@ OpenAI Chat) or encodes its events (the rest, and any codec of a user's)."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -36,6 +37,7 @@ def _replies(text: str) -> list[Reply]:
         Reply(parts=[Text(text=text), ToolCall(name="weather", args={"city": text, "n": [1.5]})]),
         Reply(parts=[Text(text="cited", citations=[Citation(url="https://example.org/a")])]),
         Reply(parts=[], stop="max_tokens"),
+        Reply.text(text, model=text or "m"),  # a model name with line ends, quotes...
     ]
 
 
@@ -87,3 +89,83 @@ def test_a_codec_of_its_own_writes_ids_and_retry_as_the_encoder_does() -> None:
     assert any(e.id for e in events) and any(e.retry for e in events)
     wire = b"".join(codec.iter_wire(reply, _context(codec, "openai_chat")))
     assert wire == encode(events)
+
+
+_USAGES = st.builds(
+    Usage,
+    input_tokens=st.integers(0, 10**9),
+    output_tokens=st.integers(0, 10**9),
+    cache_creation_input_tokens=st.none() | st.integers(0, 99),
+    cache_read_input_tokens=st.none() | st.integers(0, 99),
+    reasoning_tokens=st.none() | st.integers(0, 99),
+)
+
+
+@pytest.mark.parametrize(("provider", "codec"), list(_codecs()))
+@given(text=st.text(max_size=60), model=st.none() | st.text(max_size=12), usage=_USAGES)
+def test_a_codec_writes_the_bytes_its_body_encodes_to(
+    provider: Provider, codec: Codec, text: str, model: str | None, usage: Usage
+) -> None:
+    """``Codec.body_wire`` (what a fake sends, written around the encoded values where a
+    codec can) is the compact JSON of ``render_body``, byte for byte: every reply shape,
+    stop reason, usage (cache fields, thinking tokens) and model name."""
+    stops = ("end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal")
+    stopped = [Reply.text(text, usage=usage, stop=s, model=model) for s in stops]
+    for reply in [*_replies(text), *stopped]:
+        try:
+            body = codec.render_body(reply, _context(codec, provider))
+        except Exception as exc:  # a part this format cannot send: refused alike
+            with pytest.raises(type(exc), match=re.escape(str(exc))):
+                codec.body_wire(reply, _context(codec, provider))
+            continue
+        expected = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+        assert codec.body_wire(reply, _context(codec, provider)) == expected
+
+
+class _OwnBody(OpenAIChatCodec):
+    """A codec of a user's that renders its own body."""
+
+    def render_body(self, reply: Reply, ctx: RenderContext) -> dict[str, Any]:
+        return {**super().render_body(reply, ctx), "mine": True}
+
+
+def test_a_codec_of_its_own_sends_the_body_it_renders() -> None:
+    codec = _OwnBody()
+    reply = Reply.text("one two")
+    body = codec.body_wire(reply, _context(codec, "openai_chat"))
+    assert json.loads(body) == codec.render_body(reply, _context(codec, "openai_chat"))
+    assert json.loads(body)["mine"] is True
+
+
+def _pulled(events: Iterator[bytes]) -> tuple[list[bytes], type[BaseException] | None]:
+    """The events an iterator gives before it ends or fails, and what it failed with."""
+    pulled: list[bytes] = []
+    try:
+        for event in events:
+            pulled.append(event)
+    except Exception as exc:  # what the fake's delivery would see mid-stream
+        return pulled, type(exc)
+    return pulled, None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "word " * 1000,  # beyond what is cut at once: deltas written lazily
+        "a" * 30 + " " + "b" * 4100,  # long words cut to size, lazily
+        "before \ud800 after",  # a lone surrogate: no UTF-8 for it
+    ],
+    ids=["long", "long words", "surrogate"],
+)
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_codec_writes_a_long_or_unencodable_text_as_its_encoded_events_go(
+    provider: Provider, text: str
+) -> None:
+    """Event for event, and failing at the same event: what a fake streams of a text
+    the codec writes itself (a short one at once) and of its events encoded one by one."""
+    codec = codec_for(provider)
+    reply = Reply.text(text, usage=Usage(input_tokens=1, output_tokens=2))
+    written = _pulled(codec.iter_wire(reply, _context(codec, provider)))
+    encoded = _pulled(Codec.iter_wire(codec, reply, _context(codec, provider)))
+    assert written == encoded
+    assert (encoded[1] is UnicodeEncodeError) == ("\ud800" in text)

@@ -8,8 +8,11 @@ literal block (``|``, ``|-``, ``|+``) for readable multi-line text in block
 context.
 
 No anchors, aliases or tags are ever written, and keys keep a fixed order. The
-loader's fast path relies on this: it accepts a file only when re-emitting what
-it read gives back the file's exact text.
+loader's fast path relies on this: it accepts a file only when the writer gives
+back the file's exact text, which the reader proves line by line against
+:func:`scalar_text`, :func:`literal_block` and :func:`event_line` (and
+:mod:`.layout` for the cassette's own layout), or else re-emitting what it read
+shows.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ __all__ = [
     "dump_json",
     "event_line",
     "iter_interactions",
+    "literal_block",
+    "scalar_text",
 ]
 
 
@@ -46,7 +51,7 @@ EVENT_BATCH = 2048
 # --- block collections ----------------------------------------------------------------
 
 
-def _literal(text: str) -> tuple[str, list[str]] | None:
+def literal_block(text: str) -> tuple[str, list[str]] | None:
     """The chomping indicator and lines of ``text`` as a literal block, if it can be one."""
     if "\n" not in text or text[0] in " \n" or text.endswith(" ") or " \n" in text:
         return None
@@ -58,6 +63,21 @@ def _literal(text: str) -> tuple[str, list[str]] | None:
     return indicator, body.split("\n") + [""] * max(newlines - 1, 0)
 
 
+def scalar_text(value: Any) -> str | None:
+    """What the writer writes after ``key: `` or ``- `` for ``value`` when that is one
+    line: ``None`` where it writes a block (a non-empty collection, a text it writes as
+    a literal block). The canonical reader holds each line it reads to it. Raises
+    :class:`UnstorableError` for a value the writer refuses."""
+    kind = type(value)
+    if kind is str:
+        if "\n" in value and literal_block(value) is not None:
+            return None
+        return yaml_string(value, False)
+    if (kind is dict or kind is list) and value:
+        return None
+    return inline(value)
+
+
 class _Writer:
     """Appends the lines of block-style YAML for nested JSON-like values."""
 
@@ -67,7 +87,7 @@ class _Writer:
     def value(self, head: str, value: Any, indent: int, depth: int) -> None:
         """``head`` (``"  key:"`` / ``"  -"``) and ``value``; nested lines at ``indent``."""
         if type(value) is str:
-            block = _literal(value) if "\n" in value else None
+            block = literal_block(value) if "\n" in value else None
             if block is None:
                 self.lines.append(f"{head} {yaml_string(value, False)}")
             else:
@@ -123,7 +143,7 @@ class _Writer:
             for value in item:
                 self.item(lead, value, indent + 2, depth + 1)
                 lead = f"{inner}-"
-        elif isinstance(item, str) and (block := _literal(item)) is not None:
+        elif isinstance(item, str) and (block := literal_block(item)) is not None:
             self.literal(head, block, indent + 2)
         else:
             self.lines.append(f"{head} {inline(item)}")

@@ -5,11 +5,21 @@ anything is constructed: about 10 µs per node, so a 100,000-event stream takes
 seconds. Our own files have one fixed layout, so this reader parses just that
 layout line by line with regular expressions.
 
-It is only a shortcut, never an authority: the caller re-emits what it read and
-accepts the result only if that gives back the file's exact text. Any file this
-reader misreads, or any construct it does not know (an alias, a tag, a comment,
-a hand edit), fails that check or raises :class:`NotCanonicalError`, and the caller
-falls back to the safe YAML loader, which also produces the precise errors.
+It is only a shortcut, never an authority: what it reads is accepted only if the
+writer gives back the file's exact text. Any file this reader misreads, or any
+construct it does not know (an alias, a tag, a comment, a hand edit), fails that
+check or raises :class:`NotCanonicalError`, and the caller falls back to the safe
+YAML loader, which also produces the precise errors.
+
+Writing the file again to compare cost about as much as reading it (issue 29), so
+:func:`read_written` holds each line to the writer as it reads it: a ``key: value``
+line must be the writer's line for that key and value (:func:`~.emit.scalar_text`),
+a nested block must sit where the writer puts it, a literal block and an event line
+must be the writer's lines for what they hold. A line the reader met before is the
+same line with the same verdict, so the lines a file repeats (headers, field names)
+are held to the writer once. When every line passes, the text is the block layout of
+the data read; the caller then asks :func:`~.layout.lays_out` whether the model built
+from it writes that layout, and writes the file again only when either says no.
 """
 
 from __future__ import annotations
@@ -20,14 +30,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .errors import NotCanonicalError
-from .scalars import MAX_DEPTH
+from .emit import event_line, literal_block, scalar_text
+from .errors import NotCanonicalError, UnstorableError
+from .scalars import MAX_DEPTH, yaml_key
 
 __all__ = [
     "BLOCK_BYTES",
     "read_canonical",
     "read_canonical_file",
     "read_event",
+    "read_written",
     "scan_canonical_file",
 ]
 
@@ -47,6 +59,12 @@ _EVENT = re.compile(
     rf"\{{(?:t: ([0-9][0-9.e+-]*), )?(?:event: ({_SINGLE}|{_PLAIN_KEY}), )?"
     rf"data: ({_SINGLE}|{_DOUBLE})\}}"
 )
+_PROVEN_DEPTH = 40
+"""Nesting beyond which :func:`read_written` proves nothing (the writer refuses more
+than :data:`~.scalars.MAX_DEPTH` levels; real bodies stay far below this)."""
+_LITERALS = ("|", "|-", "|+")
+_NESTED = object()
+"""What :class:`_Reader` remembers as the value of a ``key:`` line whose block follows."""
 _SEEN_LINES = 1 << 15
 """How many distinct ``key: scalar`` lines a reader remembers at most (a few MB)."""
 _INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
@@ -159,6 +177,22 @@ def read_event(text: str) -> Any:
         raise NotCanonicalError(str(exc)) from None
 
 
+def _written(token: str, key: str, rest: str, value: Any) -> bool:
+    """Whether ``token: rest`` is the writer's line for ``key`` and the scalar ``value``."""
+    try:
+        return token == yaml_key(key) and rest == scalar_text(value)
+    except UnstorableError:
+        return False
+
+
+def _item_written(rest: str, value: Any) -> bool:
+    """Whether ``- rest`` is the writer's line for the sequence item ``value``."""
+    try:
+        return rest == scalar_text(value)
+    except UnstorableError:
+        return False
+
+
 def _flow(text: str) -> Any:
     match = _EVENT.fullmatch(text)
     if match is None:
@@ -186,21 +220,29 @@ class _Reader:
         *,
         let_go: bool = False,
         deferred: dict[int, Any] | None = None,
+        prove: bool = False,
     ) -> None:
         """``indents`` ends with a sentinel ``-1``; with ``let_go`` an event's line is
         dropped from ``lines`` once the event is built (a file's lines are not kept).
         ``deferred`` maps a line number to the value of the event list that starts on
-        it (one stand-in line that replaces a stream's lines, see :mod:`..big_file`)."""
+        it (one stand-in line that replaces a stream's lines, see :mod:`..big_file`).
+        ``prove``: hold each line to the writer (see the module docstring); ``proven``
+        then says whether every line passed."""
+        self.proven = prove
         self.deferred = deferred
         self.event = event
         self.lines = lines
         self.indents = indents
         self.let_go = let_go
         self.pos = 0
+        self.items: dict[str, tuple[bool, str]] = {}
+        """Sequence lines ``- key: ...`` / ``- - ...`` read so far: whether the item is a
+        list, and the line as the item's own line (a file repeats most of them)."""
         self.seen: dict[str, tuple[Any, Any]] = {}
         """``key: scalar`` lines read so far, and what they held: a file repeats most
         of them (header lines, a model's name, field names with a small number), and a
-        line's text alone decides what it holds (its indent is its leading spaces)."""
+        line's text alone decides what it holds (its indent is its leading spaces). A
+        ``key:`` line whose block follows is kept with :data:`_NESTED` as its value."""
 
     @classmethod
     def of_text(
@@ -208,13 +250,15 @@ class _Reader:
         text: str,
         event: Callable[[Any], Any] | None,
         deferred: dict[int, Any] | None = None,
+        *,
+        prove: bool = False,
     ) -> _Reader:
         if not text.endswith("\n") or "\r" in text or "\t" in text:
             raise NotCanonicalError("not the writer's line layout")
         lines = text.split("\n")[:-1]
         indents = _indents(lines)
         indents.append(-1)  # a sentinel: the end of the text closes every block
-        return cls(lines, indents, event, deferred=deferred)
+        return cls(lines, indents, event, deferred=deferred, prove=prove)
 
     def mapping(self, indent: int, depth: int) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
@@ -227,8 +271,13 @@ class _Reader:
                 key, value = known
                 if key in out:
                     raise NotCanonicalError("duplicate key")
-                out[key] = value
-                pos += 1
+                if value is _NESTED:  # the same ``key:`` line: its block follows
+                    self.pos = pos + 1
+                    out[key] = self.nested(key, indent, depth)
+                    pos = self.pos
+                else:
+                    out[key] = value
+                    pos += 1
                 continue
             match = _KEY.match(line, indent)
             if match is None:
@@ -243,68 +292,110 @@ class _Reader:
             rest = line[match.end() :]
             if rest and rest[0] not in "{[|" and " #" not in rest:
                 out[key] = value = _scalar(rest)
+                if self.proven and not _written(token, key, rest, value):
+                    self.proven = False
                 if len(seen) >= _SEEN_LINES:
                     seen.clear()  # bounded: the lines that keep coming back come back
-                seen[line] = (key, value)
+                seen[line] = (key, value)  # its verdict is in self.proven already
             else:
                 self.pos = pos
-                out[key] = (
-                    self.events(indent)
-                    if key == "events" and not rest and self.event is not None
-                    else self.after_head(rest, indent, depth)
+                out[key] = value = (
+                    self.after_head(rest, indent, depth)
+                    if rest
+                    else self.nested(key, indent, depth)
                 )
                 pos = self.pos
+                if self.proven and not self._head_written(token, key, rest, value, line):
+                    self.proven = False
+                if not rest:  # a nested block's head: remembered as a scalar line is
+                    seen[line] = (key, _NESTED)
         self.pos = pos
         if indents[pos] > indent:
             raise NotCanonicalError("unexpected indentation")
         return out
 
+    def nested(self, key: Any, indent: int, depth: int) -> Any:
+        """The block after a ``key:`` line with nothing after the colon."""
+        if key == "events" and self.event is not None:
+            return self.events(indent, depth)
+        return self.after_head("", indent, depth)
+
     def sequence(self, indent: int, depth: int) -> list[Any]:
         out: list[Any] = []
-        lines, indents = self.lines, self.indents
+        lines, indents, items = self.lines, self.indents, self.items
+        inner = indent + 2
         while indents[self.pos] == indent and lines[self.pos][indent] == "-":
             line = lines[self.pos]
-            if not line.startswith("- ", indent):
-                raise NotCanonicalError("expected '- '")
-            rest = line[indent + 2 :]
-            if rest.startswith("- "):
+            known = items.get(line)
+            if known is None:
+                if not line.startswith("- ", indent):
+                    raise NotCanonicalError("expected '- '")
+                rest = line[inner:]
+                if not rest.startswith("- ") and not _KEY.match(rest):
+                    self.pos += 1
+                    out.append(value := self.after_head(rest, inner, depth, in_seq=True))
+                    if self.proven and rest not in _LITERALS and not _item_written(rest, value):
+                        self.proven = False
+                    continue
                 # The item's content starts on the dash line: re-read it as its own line.
-                lines[self.pos] = " " * (indent + 2) + rest
-                indents[self.pos] = indent + 2
-                out.append(self.sequence(indent + 2, depth + 1))
-            elif _KEY.match(rest):
-                lines[self.pos] = " " * (indent + 2) + rest
-                indents[self.pos] = indent + 2
-                out.append(self.mapping(indent + 2, depth + 1))
-            else:
-                self.pos += 1
-                out.append(self.after_head(rest, indent + 2, depth, in_seq=True))
+                if len(items) >= _SEEN_LINES:
+                    items.clear()
+                known = items[line] = (rest.startswith("- "), " " * inner + rest)
+            listed, lines[self.pos] = known
+            indents[self.pos] = inner
+            out.append(
+                self.sequence(inner, depth + 1) if listed else self.mapping(inner, depth + 1)
+            )
         return out
 
-    def events(self, indent: int) -> list[Any]:
+    def _head_written(self, token: str, key: str, rest: str, value: Any, line: str) -> bool:
+        """Whether a key line whose value is not a plain one-line scalar is the writer's:
+        its key as the writer writes it, then nothing (a nested block, checked where it
+        is read), a literal block's indicator (its lines checked by :meth:`literal`), or
+        a one-line value (``{}``, a quoted text with `` #``)."""
+        try:
+            if token != yaml_key(key):
+                return False
+        except UnstorableError:
+            return False
+        if not rest:
+            return line[-1] == ":"
+        return rest in _LITERALS or _item_written(rest, value)
+
+    def events(self, indent: int, depth: int) -> Any:
         """An event list, each ``- {...}`` line read and handed to ``self.event`` at once
-        (what it returns is kept): a 50 MB stream is never held as a dict per event."""
+        (what it returns is kept): a 50 MB stream is never held as a dict per event.
+        An ``events`` key whose block is not event lines (a JSON body's) is read as any
+        block is."""
         if self.deferred and self.pos in self.deferred:
             self.pos += 1  # the stand-in line
-            return self.deferred.pop(self.pos - 1)  # type: ignore[no-any-return]
+            return self.deferred.pop(self.pos - 1)
+        if not self.lines[self.pos].startswith("- {", indent):
+            return self.after_head("", indent, depth)
         out: list[Any] = []
         lines, indents, event = self.lines, self.indents, self.event
         assert event is not None
         let_go = self.let_go
         while indents[self.pos] == indent and lines[self.pos].startswith("- {", indent):
-            out.append(event(_flow(lines[self.pos][indent + 2 :])))
+            line = lines[self.pos]
+            out.append(built := event(_flow(line[indent + 2 :])))
+            if self.proven:
+                try:
+                    self.proven = event_line(built) == line
+                except (AttributeError, UnstorableError):  # not an event the writer writes
+                    self.proven = False
             if let_go:
                 lines[self.pos] = ""
             self.pos += 1
-        if not out:
-            raise NotCanonicalError("an empty event list is written as []")
         return out
 
     def after_head(self, rest: str, indent: int, depth: int, *, in_seq: bool = False) -> Any:
         """The value after ``key:`` / ``-``: inline, a literal block, or a nested block."""
         if depth > MAX_DEPTH + 8:
             raise NotCanonicalError("too deep")
-        if rest in ("|", "|-", "|+"):
+        if depth > _PROVEN_DEPTH:
+            self.proven = False
+        if rest in _LITERALS:
             return self.literal(rest, indent if in_seq else indent + 2)
         if rest:
             if rest[0] in "{[" and rest not in ("{}", "[]"):
@@ -316,10 +407,24 @@ class _Reader:
         if not in_seq and following == indent and self.lines[self.pos].startswith("- ", indent):
             return self.sequence(indent, depth + 1)
         if following > indent:
+            if in_seq or following != indent + 2:  # the writer nests a mapping 2 deeper
+                self.proven = False
             return self.mapping(following, depth + 1)
         raise NotCanonicalError("missing value")
 
     def literal(self, indicator: str, indent: int) -> str:
+        start = self.pos
+        text = self._literal(indicator, indent)
+        if self.proven:
+            block = literal_block(text)
+            pad = " " * indent
+            self.proven = block is not None and block[0] == indicator
+            if self.proven and block is not None:
+                written = [pad + line if line else "" for line in block[1]]
+                self.proven = self.lines[start : self.pos] == written
+        return text
+
+    def _literal(self, indicator: str, indent: int) -> str:
         lines: list[str] = []
         while self.indents[self.pos] >= indent or self.lines[self.pos : self.pos + 1] == [""]:
             lines.append(self.lines[self.pos][indent:])
@@ -354,8 +459,21 @@ def read_canonical(
     event lists hold what it returns instead. ``deferred`` (with ``event``) maps the
     0-based number of a line that stands in for an event list to that list's value;
     each must be read as an event list (a stand-in read any other way is refused)."""
+    return _read(_Reader.of_text(text, event, deferred), deferred)
+
+
+def read_written(text: str, *, event: Callable[[Any], Any]) -> tuple[Any, bool]:
+    """:func:`read_canonical`, and whether every line of ``text`` is the writer's line
+    for what it holds (see the module docstring): then ``text`` is the block layout
+    of the data, and :func:`~.layout.lays_out` says whether a model built from it
+    writes the same. ``event`` must build the writer's event objects."""
+    reader = _Reader.of_text(text, event, prove=True)
+    data = _read(reader, None)
+    return data, reader.proven
+
+
+def _read(reader: _Reader, deferred: dict[int, Any] | None) -> Any:
     try:
-        reader = _Reader.of_text(text, event, deferred)
         data = reader.mapping(0, 1)
     except (IndexError, ValueError, OverflowError, RecursionError) as exc:
         raise NotCanonicalError(str(exc)) from None
@@ -366,8 +484,8 @@ def read_canonical(
     return data
 
 
-def read_canonical_file(path: Path, *, event: Callable[[Any], Any]) -> Any:
-    """:func:`read_canonical` of the file at ``path``, for replay's load: never held as
+def read_canonical_file(path: Path, *, event: Callable[[Any], Any]) -> tuple[Any, bool]:
+    """:func:`read_written` of the file at ``path``, for replay's load: never held as
     one text. Its lines are read a block at a time, and each stream event's line is let
     go once ``event`` has built the event, so a 50 MB stream peaks at about the loaded
     model (issue 18) while the reader indexes plain lists, as fast as the whole text
@@ -375,15 +493,12 @@ def read_canonical_file(path: Path, *, event: Callable[[Any], Any]) -> Any:
     try:
         with path.open("rb") as handle:
             lines = _lines_of(handle)
-        indents = _indents(lines)
-        indents.append(-1)  # a sentinel: the end of the text closes every block
-        reader = _Reader(lines, indents, event, let_go=True)
-        data = reader.mapping(0, 1)
-    except (IndexError, ValueError, OverflowError, RecursionError) as exc:
+    except ValueError as exc:  # not UTF-8
         raise NotCanonicalError(str(exc)) from None
-    if reader.pos != len(lines):
-        raise NotCanonicalError("text after the document")
-    return data
+    indents = _indents(lines)
+    indents.append(-1)  # a sentinel: the end of the text closes every block
+    reader = _Reader(lines, indents, event, let_go=True, prove=True)
+    return _read(reader, None), reader.proven
 
 
 def scan_canonical_file(path: Path, *, event: Callable[[Any], Any]) -> Any:

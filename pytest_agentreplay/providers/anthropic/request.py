@@ -12,7 +12,7 @@ the wrong shape raises :class:`CodecError` naming the field path, e.g.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from ...neutral import (
     Message,
@@ -25,10 +25,10 @@ from ...neutral import (
     ToolCall,
     ToolResult,
 )
-from ..base import Codec
+from ..base import CheckedRequest, Codec
 from ..validation import Fields, join
 
-__all__ = ["parse"]
+__all__ = ["check_only", "parse"]
 
 _ROLES = ("user", "assistant")
 _check = Fields("anthropic")
@@ -37,18 +37,38 @@ _check = Fields("anthropic")
 def parse(codec: Codec, target: str, body: Mapping[str, Any]) -> Request:
     """``body`` (a ``POST /v1/messages`` JSON object) in neutral form; everything is in
     the body, so ``target`` is not read."""
+    return cast("Request", _walk(body, build=True))
+
+
+def check_only(codec: Codec, target: str, body: Mapping[str, Any]) -> CheckedRequest:
+    """``body`` checked as :func:`parse` checks it (the same error for the same body),
+    the neutral models not built: what a fake answers a call from (see
+    :meth:`~..base.Codec.check_call`)."""
+    return cast("CheckedRequest", _walk(body, build=False))
+
+
+def _walk(body: Mapping[str, Any], *, build: bool) -> Request | CheckedRequest:
+    """:func:`parse` (``build``) or :func:`check_only`: one walk, so that both check the
+    same fields in the same order."""
     body = _check.obj(body, "")
     messages = _check.items(body.get("messages"), "messages", required=False)
+    model = _check.optional_key(body, "model", "")
+    system = _system(body.get("system"))
+    read = [_message(m, join("messages", i), build) for i, m in enumerate(messages)]
+    tools = [
+        _tool(t, join("tools", i), build)
+        for i, t in enumerate(_check.items(body.get("tools") or [], "tools"))
+    ]
+    stream = _check.flag(body.get("stream"), "stream")
+    if not build:
+        return CheckedRequest("anthropic", model, stream, body)
     return Request(
         provider="anthropic",
-        model=_check.optional_key(body, "model", ""),
-        system=_system(body.get("system")),
-        messages=[_message(m, join("messages", i)) for i, m in enumerate(messages)],
-        tools=[
-            _tool(t, join("tools", i))
-            for i, t in enumerate(_check.items(body.get("tools") or [], "tools"))
-        ],
-        stream=_check.flag(body.get("stream"), "stream"),
+        model=model,
+        system=system,
+        messages=cast("list[Message]", read),
+        tools=cast("list[Tool]", tools),
+        stream=stream,
         raw=dict(body),
     )
 
@@ -68,43 +88,47 @@ def _system(system: Any) -> str | None:
     return "\n".join(texts)
 
 
-def _message(message: Any, path: str) -> Message:
+def _message(message: Any, path: str, build: bool) -> Message | None:
     message = _check.obj(message, path)
     role = message.get("role")
     if role not in _ROLES:
         raise _check.fail(f"must be 'user' or 'assistant', got {role!r}", f"{path}.role")
     content = message.get("content")
     if content is None:
-        parts: list[MessagePart] = []
+        parts: list[MessagePart | None] = []
     elif isinstance(content, str):
-        parts = [Text(text=content)]
+        parts = [Text(text=content) if build else None]
     else:
         where = f"{path}.content"
-        parts = [_part(b, join(where, j)) for j, b in enumerate(_check.items(content, where))]
-    return Message(role=role, parts=parts)
+        items = _check.items(content, where)
+        parts = [_part(b, join(where, j), build) for j, b in enumerate(items)]
+    return Message(role=role, parts=cast("list[MessagePart]", parts)) if build else None
 
 
-def _part(block: Any, path: str) -> MessagePart:
+def _part(block: Any, path: str, build: bool) -> MessagePart | None:
+    """One content block: built (``build``), or only checked."""
     block = _check.obj(block, path)
     kind = _check.key(block, "type", path)
     if kind == "text":
-        return Text(text=_check.key(block, "text", path))
+        text = _check.key(block, "text", path)
+        return Text(text=text) if build else None
     if kind == "tool_use":
         name = _check.name(block.get("name"), f"{path}.name")
         args = _check.obj(block.get("input", {}), f"{path}.input")
-        return ToolCall(name=name, args=dict(args), id=_check.optional_key(block, "id", path))
+        call_id = _check.optional_key(block, "id", path)
+        return ToolCall(name=name, args=dict(args), id=call_id) if build else None
     if kind == "tool_result":
-        return ToolResult(
-            tool_call_id=_check.key(block, "tool_use_id", path),
-            content=_tool_result_text(block.get("content"), f"{path}.content"),
-            is_error=bool(block.get("is_error") or False),
+        call_id = _check.key(block, "tool_use_id", path)
+        content = _tool_result_text(block.get("content"), f"{path}.content")
+        is_error = bool(block.get("is_error") or False)
+        return (
+            ToolResult(tool_call_id=call_id, content=content, is_error=is_error) if build else None
         )
     if kind == "thinking":
-        return Thinking(
-            text=_check.key(block, "thinking", path),
-            signature=_check.optional_key(block, "signature", path),
-        )
-    return Other(type=kind, data=dict(block))
+        text = _check.key(block, "thinking", path)
+        signature = _check.optional_key(block, "signature", path)
+        return Thinking(text=text, signature=signature) if build else None
+    return Other(type=kind, data=dict(block)) if build else None
 
 
 def _tool_result_text(content: Any, path: str) -> str:
@@ -119,14 +143,14 @@ def _tool_result_text(content: Any, path: str) -> str:
     return "".join(texts)
 
 
-def _tool(tool: Any, path: str) -> Tool:
+def _tool(tool: Any, path: str, build: bool) -> Tool | None:
     """A client tool (``input_schema``) or a server tool (``type`` + ``name``)."""
     tool = _check.obj(tool, path)
     schema = tool.get("input_schema")
     if schema is not None:
         _check.obj(schema, f"{path}.input_schema")
-    return Tool(
-        name=_check.key(tool, "name", path),
-        description=_check.optional_key(tool, "description", path),
-        parameters=dict(schema or {}),
+    name = _check.key(tool, "name", path)
+    description = _check.optional_key(tool, "description", path)
+    return (
+        Tool(name=name, description=description, parameters=dict(schema or {})) if build else None
     )
