@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol, get_args
 
 from ..sse import SSEEvent
@@ -204,10 +204,36 @@ _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 replayed JSON body is written with it (``dumps`` with options builds a new encoder)."""
 
 
+def _c_compact() -> Callable[[Any], str]:
+    """``_COMPACT.encode``, calling the C encoder it builds per call straight away: a
+    replayed JSON request and its response are each written once (issue 29, W1).
+
+    Made without the circular-reference check, so that it keeps no memory between
+    calls: a cycle, which only a hand-built body can have, recurses until
+    :class:`RecursionError`, and the checked encoder then names it, as before."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # an interpreter without the C accelerator
+        return _COMPACT.encode
+    encode = make(
+        None, _COMPACT.default, json.encoder.encode_basestring, None, ":", ",", False, False, True
+    )
+
+    def compact(value: Any) -> str:
+        try:
+            return "".join(encode(value, 0))
+        except RecursionError:
+            return _COMPACT.encode(value)
+
+    return compact
+
+
+_compact = _c_compact()
+
+
 def body_bytes(json_body: Any, body: str | None, body_b64: str | None) -> bytes:
     """A stored body's bytes (JSON re-serialized compactly; nothing stored: empty)."""
     if json_body is not None:
-        return _COMPACT.encode(json_body).encode("utf-8")
+        return _compact(json_body).encode("utf-8")
     if body is not None:
         return body.encode("utf-8")
     if body_b64 is not None:

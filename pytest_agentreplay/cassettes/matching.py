@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import shlex
 import threading
-from collections import deque
 from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -171,12 +170,24 @@ def _headerless(part: Part) -> bool:
     return part.name in _HEADERLESS and part is BUILTIN_PARTS.get(part.name)
 
 
+_QUEUED, _PLAYED, _OUT = 0, 1, 2
+"""What :class:`Index` knows of a recorded interaction: servable, played, or taken out
+of matching without being played (:meth:`Index.withdraw`)."""
+
+
 class Index:
     """The recorded requests of a cassette by key, and which of them were played.
 
     ``parts`` are the resolved ``match_on`` parts; ``requests[i]`` and ``keys[i]`` the
     recorded request ``i`` and its key. Thread-safe: concurrent requests
     (``asyncio.gather``, thread pools) each take a different interaction.
+
+    A key maps to its one recorded index, or to the list of them in recorded order when
+    several requests share it; one byte per interaction says whether it was played.
+    Most keys are held by one request: a container per key (a queue of unplayed
+    indexes, a list of played ones) was two objects per interaction for the cyclic
+    garbage collector to walk, made when the cassette loads and as it plays
+    (issue 29).
     """
 
     def __init__(
@@ -191,8 +202,12 @@ class Index:
         that two requests differing in their headers alone have the same key."""
         self.requests: list[RecordedRequest] = []
         self.keys: list[Key] = []
-        self._queues: dict[Key, deque[int]] = {}
-        self._consumed: dict[Key, list[int]] = {}
+        self._where: dict[Key, int | list[int]] = {}
+        """The recorded indexes with a key: one, or a list in recorded order."""
+        self._skip: dict[Key, int] = {}
+        """For a key held by several indexes: how many of them, from the first, are
+        known not to be servable (a take starts looking there)."""
+        self._state = bytearray()  # _QUEUED, _PLAYED or _OUT, per recorded index
         self._played: list[int] = []
         self._lock = threading.Lock()
         for request in requests:
@@ -211,11 +226,24 @@ class Index:
         none left."""
         key = self._given(request, key)
         with self._lock:
-            queue = self._queues.get(key)
-            if not queue:
+            found = self._where.get(key)
+            if found is None:
                 return None
-            index = queue.popleft()
-            self._mark(key, index)
+            state = self._state
+            if isinstance(found, int):
+                if state[found] != _QUEUED:
+                    return None
+                index = found
+            else:
+                at, end = self._skip.get(key, 0), len(found)
+                while at < end and state[found[at]] != _QUEUED:
+                    at += 1
+                self._skip[key] = at + 1 if at < end else at
+                if at == end:
+                    return None
+                index = found[at]
+            state[index] = _PLAYED
+            self._played.append(index)
         return index
 
     def take_first(self, request: RecordedRequest | None, key: Key | None = None) -> int | None:
@@ -223,35 +251,32 @@ class Index:
         key, played or not (vcrpy plays the first match every time), now marked played."""
         key = self._given(request, key)
         with self._lock:
-            queue = self._queues.get(key)
-            found = [*self._consumed.get(key, ()), *(queue or ())]
-            if not found:
+            found = self._where.get(key)
+            state = self._state
+            indexes = [found] if isinstance(found, int) else found or ()
+            index = next((i for i in indexes if state[i] != _OUT), None)
+            if index is None:
                 return None
-            index: int = min(found)
-            if queue and index in queue:
-                queue.remove(index)
-            self._mark(key, index)
+            state[index] = _PLAYED
+            self._played.append(index)
         return index
 
     def play(self, index: int) -> bool:
         """Mark recorded interaction ``index`` played by someone else (a stdio server's
         replayer, in its own process); ``False`` if it was played already."""
-        key = self.keys[index]
         with self._lock:
-            queue = self._queues.get(key)
-            if not queue or index not in queue:
+            if self._state[index] != _QUEUED:
                 return False
-            queue.remove(index)
-            self._mark(key, index)
+            self._state[index] = _PLAYED
+            self._played.append(index)
         return True
 
     def withdraw(self, index: int) -> None:
         """Take recorded ``index`` out of matching without playing it: the other form of
         an imported step whose one form was played (it stays unplayed, not served)."""
         with self._lock:
-            queue = self._queues.get(self.keys[index])
-            if queue and index in queue:
-                queue.remove(index)
+            if self._state[index] == _QUEUED:
+                self._state[index] = _OUT
 
     def _given(self, request: RecordedRequest | None, key: Key | None) -> Key:
         """``key``, or ``request``'s key when it is not given (one of them is)."""
@@ -262,16 +287,20 @@ class Index:
         return self.key(request)
 
     def peek_consumed(self, request: RecordedRequest) -> list[int]:
-        """The indexes with ``request``'s key that were already played, in play order."""
+        """The indexes with ``request``'s key that were already played, in play order
+        (an index played again under ``allow_playback_repeats`` each time)."""
         key = self.key(request)
         with self._lock:
-            return list(self._consumed.get(key, ()))
+            found = self._where.get(key)
+            if found is None:
+                return []
+            mine = {found} if isinstance(found, int) else set(found)
+            return [i for i in self._played if i in mine]
 
     def unplayed(self) -> list[int]:
         """Indexes never played, in recorded order (what strict mode reports)."""
         with self._lock:
-            done = set(self._played)
-        return [i for i in range(len(self.requests)) if i not in done]
+            return [i for i, state in enumerate(self._state) if state != _PLAYED]
 
     def played(self) -> list[int]:
         """Indexes played so far, in the order they were played."""
@@ -289,36 +318,39 @@ class Index:
             index = len(self.requests)
             self.requests.append(request)
             self.keys.append(key)
+            self._file(key, index)
+            self._state.append(_PLAYED if played else _QUEUED)
             if played:
-                self._mark(key, index)
-            else:
-                self._queues.setdefault(key, deque()).append(index)
+                self._played.append(index)
         return index
+
+    def _file(self, key: Key, index: int) -> None:
+        """Note that ``index`` has ``key`` (the caller holds the lock)."""
+        found = self._where.get(key)
+        if found is None:
+            self._where[key] = index
+        elif isinstance(found, int):
+            self._where[key] = [found, index]
+        else:
+            found.append(index)
 
     def rekey(self, requests: Sequence[RecordedRequest]) -> None:
         """Index ``requests`` in place of the recorded ones (the same interactions in
-        another form: scrubbed), keeping which were played and in what order."""
+        another form: scrubbed), keeping which were played, in what order, and which
+        were taken out of matching."""
         if len(requests) != len(self.requests):
             raise ValueError(f"rekey needs {len(self.requests)} requests, got {len(requests)}")
         keys = [_key(self.parts, r, f"interactions[{i}]") for i, r in enumerate(requests)]
         with self._lock:
-            played = set(self._played)
             self.requests, self.keys = list(requests), keys
-            self._queues, self._consumed = {}, {}
+            self._where, self._skip = {}, {}
             for index, key in enumerate(keys):
-                if index not in played:
-                    self._queues.setdefault(key, deque()).append(index)
-            for index in self._played:
-                self._consumed.setdefault(keys[index], []).append(index)
-
-    def _mark(self, key: Key, index: int) -> None:
-        self._consumed.setdefault(key, []).append(index)
-        self._played.append(index)
+                self._file(key, index)
 
     def is_played(self, index: int) -> bool:
         """Whether recorded interaction ``index`` was played."""
         with self._lock:
-            return index in self._consumed.get(self.keys[index], ())
+            return self._state[index] == _PLAYED
 
     def cursor(self) -> int:
         """Where replay is: one past the interaction played last (0 before any)."""

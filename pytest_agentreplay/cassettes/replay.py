@@ -12,7 +12,7 @@ render again (the non-streaming twin of a stream, a run log's reply).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 from ..errors import CodecError
@@ -52,21 +52,33 @@ _RECORDED_FAULT = {"cut": "cut", "timeout": "timeout", "cancelled": "cut", "inco
 
 def _headers(response: RecordedResponse) -> list[tuple[str, str]]:
     headers = response.headers
-    if _SKIP_HEADERS.isdisjoint(map(str.lower, headers)):  # most: nothing to leave out
+    # Most: nothing to leave out. Names all lower-case (as the model stores them) are
+    # looked up as they are; others, lower-cased one by one.
+    lower = all(map(str.islower, headers))
+    if _SKIP_HEADERS.isdisjoint(headers if lower else map(str.lower, headers)):
         return list(headers.items())
     return [(k, v) for k, v in response.headers.items() if k.lower() not in _SKIP_HEADERS]
 
 
-def _codec(method: str, path: str) -> Codec:
+RequestPath = str | Callable[[], str]
+"""The request's path, or what gives it when asked: only a fault reads it (the provider's
+codec renders the fault), and splitting the URL was about 1 % of a replayed request."""
+
+
+def _path(path: RequestPath) -> str:
+    return path if isinstance(path, str) else path()
+
+
+def _codec(method: str, path: RequestPath) -> Codec:
     """The provider codec to render a fault with (OpenAI's errors for other paths)."""
-    return codec_for(detect(method, path) or FALLBACK)
+    return codec_for(detect(method, _path(path)) or FALLBACK)
 
 
 def playback_for(
     interaction: Interaction,
     *,
     method: str,
-    path: str,
+    path: RequestPath,
     fault: Fault | None,
     plan: Plan,
     pace: float | None = None,
@@ -75,6 +87,7 @@ def playback_for(
 ) -> Playback:
     """The playback of ``interaction``, with ``fault`` injected in place of its ending.
 
+    ``path`` is the request's path, or a function giving it (:data:`RequestPath`).
     ``pace`` replays events at their recorded arrival times scaled by ``pace``
     (``1.0``: as recorded); ``None`` replays as fast as the client reads.
     """
@@ -85,7 +98,7 @@ def playback_for(
             f"its body is incomplete. Re-record it, or replay it anyway with "
             f"@pytest.mark.agentreplay(allow_incomplete=True)."
         )
-    provider = detect(method, path) if fault is not None and fault.kind == "empty" else None
+    provider = detect(method, _path(path)) if fault is not None and fault.kind == "empty" else None
     if provider is not None:  # a model call: the provider's own empty reply
         return _empty_reply(codec_for(provider), response, plan)
     if fault is not None and fault.kind == "timeout" and fault.after_events is None:
@@ -119,7 +132,7 @@ def _stream_playback(
     plan: Plan,
     *,
     method: str,
-    path: str,
+    path: RequestPath,
     pace: float | None,
 ) -> Playback:
     """A recorded stream, its events encoded one by one as pulled (no copy: see
@@ -172,7 +185,7 @@ def _tail(response: RecordedResponse) -> bytes:
 
 
 def _body_playback(
-    response: RecordedResponse, fault: Fault | None, method: str, path: str, plan: Plan
+    response: RecordedResponse, fault: Fault | None, method: str, path: RequestPath, plan: Plan
 ) -> Playback:
     if fault is not None and fault.kind == "error_event":
         fault = _codec(method, path).as_http_error(fault)

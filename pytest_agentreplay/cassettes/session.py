@@ -30,7 +30,6 @@ import threading
 from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,7 +65,7 @@ if TYPE_CHECKING:
 __all__ = ["CassetteSession"]
 
 
-@dataclass
+@dataclass(slots=True)  # one per replayed request, between claims() and respond()
 class _Pending:
     request: HTTPRequest
     recorded: RecordedRequest | None  # None: not built (see CassetteSession._as_recorded)
@@ -77,6 +76,13 @@ class _Pending:
     """``False``: ``recorded`` is the live request as sent (or not built yet), matched
     unscrubbed because scrubbing could change none of its key
     (:meth:`CassetteSession._unscrubbed_key`, :meth:`CassetteSession._as_recorded`)."""
+
+
+_Ended = tuple[int, str, str, int, "int | None", str, int, "str | None", "RecordedRequest | None"]
+"""A replayed call as it is logged when it ends (:meth:`CassetteSession._ender`): its
+number, method, URL, interaction, status, outcome, events sent, client library and the
+request it sent when it differs from the recording; built into a
+:class:`~.calls.ReplayedCall` when the log is read (:attr:`CassetteSession.calls`)."""
 
 
 @dataclass(repr=False)  # its requests, calls and errors may hold credentials
@@ -112,7 +118,6 @@ class CassetteSession:
     record_on_exception: bool | None = None
     """vcrpy's ``record_on_exception``: ``True`` saves as ``save_on_failure``; ``False``
     writes nothing for a failed test, not even a new cassette."""
-    calls: list[ReplayedCall] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     settle: Callable[[], None] | None = None
     """Brings in what was played elsewhere (a stdio MCP server's replayer, in its own
@@ -122,7 +127,7 @@ class CassetteSession:
     raised (:mod:`..mcp.miss`): the test fails with them after its body."""
 
     def __repr__(self) -> str:
-        return f"<CassetteSession {self.path} mode={self.record_mode} calls={len(self.calls)}>"
+        return f"<CassetteSession {self.path} mode={self.record_mode} calls={len(self._calls)}>"
 
     def __post_init__(self) -> None:
         self.existed = self.path.exists()
@@ -160,7 +165,44 @@ class CassetteSession:
         self._held = Gate()  # MCP's standalone GET streams wait here until the test ends
         self._served = 0
         self._requests = 0
+        self._calls: list[ReplayedCall | _Ended] = []
         self._origins = Origins(i.request.url for i in self.interactions)
+
+    @property
+    def calls(self) -> list[ReplayedCall]:
+        """Every call of this test that ended, in the order each ended: answered from the
+        cassette or recorded live. A replayed call is logged as the few values it ended
+        with, and becomes a :class:`~.calls.ReplayedCall` when the log is first read
+        (issue 29: building it was a few per cent of a replayed request, for a log most
+        tests never read)."""
+        with self._lock:
+            log = self._calls
+            for at, call in enumerate(log):
+                if isinstance(call, tuple):
+                    log[at] = self._replayed_call(call)
+            return list(log)  # type: ignore[arg-type]  # every entry built just now
+
+    @property
+    def replayed(self) -> int:
+        """How many calls the cassette answered so far (the log not read)."""
+        with self._lock:
+            return sum(isinstance(c, tuple) or c.source == "cassette" for c in self._calls)
+
+    def _replayed_call(self, logged: _Ended) -> ReplayedCall:
+        """The :class:`~.calls.ReplayedCall` of a logged :data:`_Ended`."""
+        call, method, url, index, status, outcome, events_sent, client, sent = logged
+        return ReplayedCall(
+            index=call,
+            method=method,
+            url=url,
+            source="cassette",
+            interaction=index,
+            status=status,
+            outcome=replayed_outcome(self.interactions[index], outcome, status, events_sent),
+            events_sent=events_sent,
+            client=client,
+            request=sent,
+        )
 
     def _live_form(
         self, request: HTTPRequest
@@ -225,7 +267,7 @@ class CassetteSession:
             or recorded.body_b64 is not None
             or b"NaN" in request.content
             or b"Infinity" in request.content
-            or "content-encoding" in map(str.lower, map(itemgetter(0), request.headers))
+            or request.has_header("content-encoding")
         ):
             return None
         try:
@@ -344,7 +386,7 @@ class CassetteSession:
     def _reconnect(self, request: HTTPRequest, recorded: RecordedRequest) -> bool:
         """Whether ``request`` reopens an MCP server's standalone stream played already
         (:mod:`..mcp.streams`): a live server answers every reconnect."""
-        return is_standalone_stream(request.method, request.headers) and bool(
+        return is_standalone_stream(request.method, request.headers_as_sent()) and bool(
             self.index.peek_consumed(recorded)
         )
 
@@ -414,7 +456,7 @@ class CassetteSession:
             self._served += 1
             fault = self.injected.pop(number, None)
         if pending.index is None:
-            client = client_library(request.headers)
+            client = client_library(request.headers_as_sent())
             miss = self._miss(self._scrubbed_request(pending), client=client)
             answer = answer_miss(request.content, str(miss))
             if answer is None:
@@ -441,14 +483,15 @@ class CassetteSession:
         played: list[Playback] = []  # the ender reads the status the client really got
         ender = self._ender(call, request, index, played, live)
         plan = Plan(chunker=self.chunker, on_end=ender)
-        interaction = readdress(self.interactions[index], request.content, request.headers)
-        if fault is None and is_standalone_stream(request.method, request.headers):
+        headers = request.headers_as_sent()  # decoded where they are read: most never are
+        interaction = readdress(self.interactions[index], request.content, headers)
+        if fault is None and is_standalone_stream(request.method, headers):
             interaction = held_open(interaction, plan, self._held, again=again)
         played.append(
             playback_for(
                 interaction,
                 method=request.method,
-                path=request.path,
+                path=lambda: request.path,  # split from the URL for a fault only
                 fault=fault,
                 plan=plan,
                 pace=self.pace,
@@ -477,7 +520,7 @@ class CassetteSession:
         with self._lock:
             call = self._requests
             self._requests += 1
-            self.calls.append(played_whole(call, request.url, interaction, index))
+            self._calls.append(played_whole(call, request.url, interaction, index))
         return interaction
 
     def refuse(self, request: RecordedRequest) -> CassetteMiss | None:
@@ -514,30 +557,21 @@ class CassetteSession:
         played: list[Playback],
         live: RecordedRequest | None = None,
     ) -> Callable[[str, int], None]:
-        """The ``on_end`` of a replayed call: logs it as a :class:`~.calls.ReplayedCall`
-        with the status the client got (an injected HTTP error's; none before the
-        headers). An imported interaction was matched by what its trace knew, not by its
-        body: the call keeps the request the client really sent (scrubbed), ``live``."""
-        interaction = self.interactions[index]
-        sent = live if _imported(interaction) else None
+        """The ``on_end`` of a replayed call: logs it (:data:`_Ended`, read as a
+        :class:`~.calls.ReplayedCall`) with the status the client got (an injected HTTP
+        error's; none before the headers). An imported interaction was matched by what
+        its trace knew, not by its body: the call keeps the request the client really
+        sent (scrubbed), ``live``."""
+        sent = live if _imported(self.interactions[index]) else None
+        method, url = request.method, request.url
+        client = client_library(request.headers_as_sent())  # no header kept: keys among them
 
         def ended(outcome: str, events_sent: int) -> None:
             playback = played[0]
             status = None if playback.before_headers else playback.status
-            replayed = ReplayedCall(
-                index=call,
-                method=request.method,
-                url=request.url,
-                source="cassette",
-                interaction=index,
-                status=status,
-                outcome=replayed_outcome(interaction, outcome, status, events_sent),
-                events_sent=events_sent,
-                client=client_library(request.headers),
-                request=sent,
-            )
+            logged = (call, method, url, index, status, outcome, events_sent, client, sent)
             with self._lock:
-                self.calls.append(replayed)
+                self._calls.append(logged)
 
         return ended
 
@@ -549,8 +583,8 @@ class CassetteSession:
                 self.errors.append(result)
                 return
             self.recorded[sequence] = result
-            number = sequence if sequence < UNNUMBERED else len(self.calls)
-            self.calls.append(live_call(number, result))
+            number = sequence if sequence < UNNUMBERED else len(self._calls)
+            self._calls.append(live_call(number, result))
 
     def add_recorded(self, interaction: Interaction) -> None:
         """Add an interaction recorded by vcrpy (non-httpx clients); written after the

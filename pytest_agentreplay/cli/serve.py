@@ -372,7 +372,7 @@ def _finish(output: Output, sessions: Sequence[CassetteSession], handler: Casset
     that cannot be stored, 2 for the disk), never a traceback."""
     code = EXIT_OK
     for session in sessions:
-        played = sum(1 for call in session.calls if call.source == "cassette")
+        played = session.replayed
         line = f"agentreplay serve: {session.path}: {played} replayed"
         earlier = handler.replayed_before_reset.get(session.path, 0)
         if earlier:

@@ -103,7 +103,7 @@ class CassetteHandler:
         fresh = self.rebuild()
         with self._lock:
             for session in self.sessions:
-                played = sum(1 for call in session.calls if call.source == "cassette")
+                played = session.replayed
                 path = session.path
                 self.replayed_before_reset[path] = self.replayed_before_reset.get(path, 0) + played
             self.sessions[:] = fresh

@@ -264,7 +264,7 @@ def _close_cassette(
         order=run.order.get(item.nodeid, 0),
         path=str(session.path),
         record_mode=session.record_mode,
-        replayed=sum(1 for c in session.calls if c.source == "cassette"),
+        replayed=session.replayed,
         unplayed=session.unplayed,
         # The summary may print these (CI logs are public): masked as messages are,
         # URLs scrubbed as in a cassette (``?key=`` and the like).

@@ -14,9 +14,10 @@ session id it never opened: the response's header says what the live request sai
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..transport.router import SentHeaders, decode_headers
 from . import jsonrpc
 
 if TYPE_CHECKING:
@@ -26,13 +27,16 @@ __all__ = ["SESSION_HEADER", "header", "readdress"]
 
 SESSION_HEADER = "mcp-session-id"
 
-LiveHeaders = Mapping[str, str] | Iterable[tuple[str, str]]
-"""A live request's headers: a mapping, or its (name, value) pairs."""
+LiveHeaders = Mapping[str, str] | SentHeaders
+"""A live request's headers: a mapping, or its (name, value) pairs, decoded or as the
+client module holds them (bytes)."""
 
 
 def header(headers: Mapping[str, str], name: str) -> str | None:
     """The value of header ``name`` (any case), ``None`` when absent."""
     wanted = name.lower()
+    if all(map(str.islower, headers)):  # names as a recording stores them: looked up as they are
+        return headers.get(wanted)
     if wanted not in map(str.lower, headers):  # the common answer, found without a loop here
         return None
     return next((v for k, v in headers.items() if k.lower() == wanted), None)
@@ -50,9 +54,10 @@ def _session(response: RecordedResponse, live_headers: LiveHeaders) -> dict[str,
     recorded = header(response.headers, SESSION_HEADER)
     if recorded is None:  # not an MCP session's answer: the live headers are not read
         return response.headers
-    live = header(
-        live_headers if isinstance(live_headers, Mapping) else dict(live_headers), SESSION_HEADER
+    pairs = (
+        live_headers if isinstance(live_headers, Mapping) else dict(decode_headers(live_headers))
     )
+    live = header(pairs, SESSION_HEADER)
     if live is None or live == recorded:
         return response.headers
     return {k: (live if k.lower() == SESSION_HEADER else v) for k, v in response.headers.items()}
@@ -76,7 +81,8 @@ def _body(response: RecordedResponse, ids: Mapping[Any, Any]) -> dict[str, Any]:
 
 def readdress(interaction: Interaction, live_body: bytes, live_headers: LiveHeaders) -> Interaction:
     """``interaction`` answering the live request (``live_body``, ``live_headers``: a
-    mapping, or the request's pairs, read only for an MCP session's answer): response
+    mapping, or the request's pairs, decoded or not, read only for an MCP session's
+    answer): response
     ids moved to the live request's, the session header to the client's. The same
     object when nothing changes (anything that is not JSON-RPC)."""
     response = interaction.response

@@ -10,8 +10,9 @@ inside the transport's task group, ``consumed``, and the session failed).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING
+
+from ..transport.router import SentHeaders, decode_headers
 
 if TYPE_CHECKING:
     from ..cassettes.cassette import Interaction
@@ -24,12 +25,14 @@ MCP_HEADERS = frozenset({"mcp-session-id", "mcp-protocol-version"})
 """Request headers only an MCP client sends over Streamable HTTP."""
 
 
-def is_standalone_stream(method: str, headers: Iterable[tuple[str, str]]) -> bool:
+def is_standalone_stream(method: str, headers: SentHeaders) -> bool:
     """Whether a request opens an MCP server's standalone stream: a GET that accepts
-    ``text/event-stream`` and carries an MCP session or protocol header."""
+    ``text/event-stream`` and carries an MCP session or protocol header. ``headers``
+    are the request's, decoded or as the client module holds them (bytes): only a
+    GET's are read."""
     if method.upper() != "GET":
         return False
-    names = {k.lower(): v for k, v in headers}
+    names = {k.lower(): v for k, v in decode_headers(headers)}
     return not MCP_HEADERS.isdisjoint(names) and "text/event-stream" in names.get("accept", "")
 
 

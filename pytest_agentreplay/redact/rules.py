@@ -196,6 +196,9 @@ _URL_PREFIX = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _SCHEME_RELATIVE = re.compile(r"//")
 _RELATIVE = ("/", "?", "./", "../")
 """How a relative URL reference starts (a path, a query, ``//host``)."""
+_URLISH = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://|[/?]|\.\.?/")
+""":data:`_URL_PREFIX` or :data:`_RELATIVE`, in one match: what a JSON string must start
+with for :meth:`Rules.url` to be asked about it."""
 _EMBEDDED = re.compile(r"<([^<>]*)>|(?i:\burl=)([^;,\s]+)")
 """URL references inside a header value: ``<…>`` (``link``), ``url=…`` (``refresh``)."""
 _FORM_TYPE = "application/x-www-form-urlencoded"
@@ -398,18 +401,18 @@ class Rules:
         todo = [value]
         for node in todo:  # the list grows as it is read: every value once, in order
             kind = type(node)
-            if kind is dict:
-                for key, item in node.items():
-                    if type(key) is not str or normalize_key(key) in keys:
+            if kind is str:
+                if _URLISH.match(node) is not None and self.url(node) != node:
+                    return False
+            elif kind is dict:
+                try:  # the names in one call: a name that is not text raises
+                    if not keys.isdisjoint(map(normalize_key, node)):
                         return False
-                    todo.append(item)
+                except TypeError:
+                    return False
+                todo += node.values()
             elif kind is list:
                 todo += node
-            elif kind is str:
-                if (_URL_PREFIX.match(node) or node.startswith(_RELATIVE)) and self.url(
-                    node
-                ) != node:
-                    return False
             elif kind is not int and kind is not float and kind is not bool and node is not None:
                 return False  # a subclass, or not JSON: the walk decides
         return True

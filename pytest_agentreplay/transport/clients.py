@@ -41,26 +41,37 @@ _DEFAULTS: tuple[tuple[re.Pattern[str], str], ...] = (
 _NODE_FETCH = frozenset({"node", "undici"})
 
 
-def client_library(headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> str | None:
-    """The library that sent a request with ``headers``, in a few words; ``None`` when
-    it sent no ``User-Agent`` and no SDK header.
+def client_library(
+    headers: Mapping[str, str] | Iterable[tuple[str | bytes, str | bytes]],
+) -> str | None:
+    """The library that sent a request with ``headers`` (a mapping, or pairs decoded or
+    as the client module holds them: bytes), in a few words; ``None`` when it sent no
+    ``User-Agent`` and no SDK header.
 
     Read from the few headers that say it, and remembered for them: every replayed
     call is logged with its client, and a suite's calls come from a handful of them
     (issue 29: reading them again per call was a few per cent of a replayed request).
-    """
+    The other headers are passed over by their first letter, undecoded."""
     pairs = headers.items() if isinstance(headers, Mapping) else headers
-    return _library(
-        tuple(
-            (low, value.strip())
-            for name, value in pairs
-            if (low := name.lower()) == "user-agent" or low.startswith(_SAYING)
-        )
-    )
+    found = []
+    for name, value in pairs:
+        if name[:1] not in _FIRST:
+            continue
+        low = _text(name).lower()
+        if low == "user-agent" or low.startswith(_SAYING):
+            found.append((low, _text(value).strip()))
+    return _library(tuple(found))
 
 
 _SAYING = ("x-stainless-", "x-goog-api-client")
 """The headers besides ``User-Agent`` that name a client (no credential among them)."""
+
+_FIRST: frozenset[str | bytes] = frozenset(("u", "U", "x", "X", b"u", b"U", b"x", b"X"))
+"""How those names start, in any case, as text or bytes."""
+
+
+def _text(value: str | bytes) -> str:
+    return value if isinstance(value, str) else value.decode("latin-1")
 
 
 @lru_cache(maxsize=128)

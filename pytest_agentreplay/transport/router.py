@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import itemgetter
 from typing import Any, Protocol
 from urllib.parse import SplitResult, urlsplit
 
@@ -117,6 +118,10 @@ class HTTPRequest:
         name = name.lower()
         return next((v for k, v in self.headers if k.lower() == name), None)
 
+    def has_header(self, name: str) -> bool:
+        """Whether a header ``name`` (lower-case) was sent, in any case."""
+        return name in map(str.lower, map(itemgetter(0), self.headers))
+
     def json(self) -> Any:
         """The body parsed as JSON; ``None`` for an empty body."""
         return jsonparse.loads(self.content) if self.content else None
@@ -161,6 +166,18 @@ class _WireRequest(HTTPRequest):
         fields = self.__dict__
         headers: tuple[tuple[str, str], ...] | None = fields.get("_headers")
         return fields["_raw_headers"] if headers is None else headers
+
+    def has_header(self, name: str) -> bool:
+        """:meth:`HTTPRequest.has_header`, asked of the bytes while they are not decoded
+        (a replayed request asks for ``content-encoding``, and most never need their
+        headers as text: issue 29)."""
+        sent = self.headers_as_sent()
+        if not sent or type(sent[0][0]) is not bytes:
+            return super().has_header(name)
+        try:
+            return name.encode("latin-1") in map(bytes.lower, map(itemgetter(0), sent))
+        except TypeError:  # a mix of str and bytes after all
+            return super().has_header(name)
 
 
 @dataclass

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -118,3 +119,34 @@ _VALUES = (
 def test_join_headers_joins_as_before(pairs: list[tuple[str, Any]], as_mapping: bool) -> None:
     raw: Any = dict(pairs) if as_mapping else pairs
     assert join_headers(raw) == _reference_join(raw)
+
+
+# -- writing a stored JSON body (issue 29: the C encoder called straight away) ----------
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()  # NaN and the infinities included: json.dumps writes them
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(JSON_VALUES.filter(lambda value: value is not None))  # None: no body stored
+def test_a_stored_json_body_is_written_as_json_dumps_writes_it(value):
+    from pytest_agentreplay.cassettes.fields import body_bytes
+
+    expected = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+    assert body_bytes(value, None, None) == expected
+
+
+def test_a_body_holding_itself_is_refused_as_a_circular_reference():
+    from pytest_agentreplay.cassettes.fields import body_bytes
+
+    loop: list[Any] = [{"a": 1}]
+    loop.append(loop)
+    with pytest.raises(ValueError, match="Circular reference detected"):
+        body_bytes(loop, None, None)
+    assert body_bytes([{"a": 1}], None, None) == b'[{"a":1}]'  # nothing left behind

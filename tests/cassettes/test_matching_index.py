@@ -253,3 +253,135 @@ def test_closest_ranks_by_agreeing_parts_then_body_similarity():
     assert all(0 < s < 1 for s in scores)
     assert closest(req(body=conversation()), [req(body=conversation())])[0][1] == 1.0
     assert closest(req(), []) == []
+
+
+# -- repeats, withdrawal, plays from elsewhere, rekeying ---------------------------
+
+
+def test_take_first_plays_the_first_match_again_and_again():
+    same = conversation()
+    index = Index([req(body=conversation("York")), req(body=same), req(body=same)])
+    assert [index.take_first(req(body=same)) for _ in range(3)] == [1, 1, 1]
+    assert index.played() == [1, 1, 1]
+    assert index.unplayed() == [0, 2]
+    assert index.peek_consumed(req(body=same)) == [1, 1, 1]
+    assert index.take(req(body=same)) == 2  # the next unplayed one is still there
+    assert index.take_first(req(body=conversation("Paris"))) is None
+
+
+def test_take_first_skips_a_withdrawn_interaction():
+    same = conversation()
+    index = Index([req(body=same), req(body=same)])
+    index.withdraw(0)
+    assert index.take_first(req(body=same)) == 1
+    assert index.unplayed() == [0]  # withdrawn is not played
+
+
+def test_withdrawn_interactions_are_never_served_and_stay_unplayed():
+    same = conversation()
+    index = Index([req(body=same), req(body=same), req(body=same)])
+    index.withdraw(1)
+    assert [index.take(req(body=same)) for _ in range(3)] == [0, 2, None]
+    assert index.unplayed() == [1]
+    index.withdraw(0)  # played already: withdrawing changes nothing
+    assert index.is_played(0)
+
+
+def test_play_from_elsewhere_takes_one_out_of_the_middle_of_equal_requests():
+    same = conversation()
+    index = Index([req(body=same), req(body=same), req(body=same)])
+    assert index.play(1)
+    assert not index.play(1)  # played already
+    assert [index.take(req(body=same)) for _ in range(3)] == [0, 2, None]
+    assert index.played() == [1, 0, 2]
+    assert not index.play(0)
+
+
+def test_a_single_request_key_is_served_once():
+    index = Index([req(body=conversation()), req(body=conversation("York"))])
+    assert index.play(0)
+    assert index.take(req(body=conversation())) is None
+    assert index.take(req(body=conversation("York"))) == 1
+    assert index.take(req(body=conversation("York"))) is None
+
+
+def test_rekey_keeps_played_withdrawn_and_the_play_order():
+    a, b = conversation("A"), conversation("B")
+    index = Index([req(body=a), req(body=a), req(body=a), req(body=b)])
+    assert index.take(req(body=a)) == 0
+    index.withdraw(1)
+    # Scrubbed forms: now all four share a key.
+    index.rekey([req(body=b)] * 4)
+    assert index.played() == [0]
+    assert index.is_played(0)
+    assert [index.take(req(body=b)) for _ in range(3)] == [2, 3, None]
+    assert index.unplayed() == [1]
+    with pytest.raises(ValueError, match="rekey needs 4 requests, got 1"):
+        index.rekey([req()])
+
+
+OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["take", "first", "play", "withdraw", "add", "add_played"]),
+        st.integers(0, 5),
+    ),
+    max_size=40,
+)
+
+
+@given(st.lists(st.integers(0, 2), max_size=12), OPS)
+def test_the_index_behaves_as_a_queue_per_key(recorded, ops):
+    """Against a model written the plain way: per key a queue of unplayed indexes and a
+    list of played ones (what the index kept before issue 29)."""
+    bodies = [{"n": n} for n in range(3)]
+    index = Index([req(body=bodies[n]) for n in recorded])
+    keys = list(recorded)
+    queued = {k: [i for i, n in enumerate(keys) if n == k] for k in range(3)}
+    consumed: dict[int, list[int]] = {k: [] for k in range(3)}
+    played: list[int] = []
+    for op, arg in ops:
+        k = arg % 3
+        if op == "take":
+            want = queued[k].pop(0) if queued[k] else None
+            if want is not None:
+                consumed[k].append(want)
+                played.append(want)
+            assert index.take(req(body=bodies[k])) == want
+        elif op == "first":
+            found = consumed[k] + queued[k]
+            want = min(found) if found else None
+            if want is not None:
+                if want in queued[k]:
+                    queued[k].remove(want)
+                consumed[k].append(want)
+                played.append(want)
+            assert index.take_first(req(body=bodies[k])) == want
+        elif op in ("play", "withdraw"):
+            if not keys:
+                continue
+            i = arg % len(keys)
+            queue = queued[keys[i]]
+            was_queued = i in queue
+            if was_queued:
+                queue.remove(i)
+            if op == "play":
+                if was_queued:
+                    consumed[keys[i]].append(i)
+                    played.append(i)
+                assert index.play(i) is was_queued
+            else:
+                index.withdraw(i)
+        else:
+            i = len(keys)
+            keys.append(k)
+            if op == "add":
+                queued[k].append(i)
+            else:
+                consumed[k].append(i)
+                played.append(i)
+            assert index.add(req(body=bodies[k]), played=op == "add_played") == i
+        assert index.played() == played
+        assert index.unplayed() == [i for i in range(len(keys)) if i not in played]
+        for key in range(3):
+            assert index.peek_consumed(req(body=bodies[key])) == consumed[key]
+        assert all(index.is_played(i) == (i in played) for i in range(len(keys)))

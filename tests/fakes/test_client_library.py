@@ -93,6 +93,11 @@ def test_the_sdks_and_clients_are_named_in_the_fakes_log(scripted_model: FakeMod
 def test_what_each_library_sends_is_named(headers: dict[str, str], named: str | None) -> None:
     assert client_library(headers) == named
     assert client_library(list(headers.items())) == named
+    # as the client module holds them (a replayed call's log reads them undecoded)
+    raw = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+    assert client_library(raw) == named
+    shouting = [(k.upper().encode(), v.encode()) for k, v in headers.items()]
+    assert client_library([(b"X-Api-Key", b"sk-secret"), *shouting]) == named
 
 
 def test_a_call_past_the_script_names_its_client() -> None:

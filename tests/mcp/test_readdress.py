@@ -86,3 +86,40 @@ def test_the_live_session_is_read_from_the_request_pairs_too() -> None:
     assert header(played.response.headers, "mcp-session-id") == "s-new"
     plain = _interaction(RecordedResponse(status=200, headers={"content-type": "text/plain"}))
     assert readdress(plain, b"{}", pairs) is plain
+
+
+def test_the_live_session_is_read_from_the_bytes_the_client_module_holds() -> None:
+    """A replayed request hands over its headers undecoded (``headers_as_sent``): they are
+    decoded for an answer that names a session, and only then."""
+    recorded = _interaction(
+        RecordedResponse(
+            status=200,
+            headers={"content-type": "application/json", "mcp-session-id": "s-old"},
+            json_body={"jsonrpc": "2.0", "id": 4, "result": {"x": 1}},
+        )
+    )
+    raw = [(b"Content-Type", b"application/json"), (b"Mcp-Session-Id", b"s-new")]
+    played = readdress(recorded, _live(1), raw)
+    assert header(played.response.headers, "mcp-session-id") == "s-new"
+    assert played.response.json_body["id"] == 1
+
+
+def test_a_standalone_stream_is_told_from_its_headers_decoded_or_not() -> None:
+    from pytest_agentreplay.mcp.streams import is_standalone_stream
+
+    raw = [(b"Accept", b"text/event-stream"), (b"Mcp-Session-Id", b"s-1")]
+    text = [(k.decode(), v.decode()) for k, v in raw]
+    for headers in (raw, text):
+        assert is_standalone_stream("GET", headers)
+        assert not is_standalone_stream("POST", headers)
+    assert not is_standalone_stream("GET", [(b"Accept", b"text/event-stream")])
+    assert not is_standalone_stream("GET", [(b"Mcp-Session-Id", b"s-1")])
+
+
+def test_a_header_is_found_in_any_case_and_absent_as_none() -> None:
+    assert header({"mcp-session-id": "s", "date": "d"}, "Mcp-Session-Id") == "s"
+    assert header({"Mcp-Session-Id": "s", "date": "d"}, "mcp-session-id") == "s"
+    assert header({"MCP-SESSION-ID": "s"}, "mcp-session-id") == "s"
+    assert header({"date": "d", "X-Other": "o"}, "mcp-session-id") is None
+    assert header({"date": "d"}, "mcp-session-id") is None
+    assert header({"123": "n"}, "123") == "n"  # a name without letters: read as it is

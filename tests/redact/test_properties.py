@@ -305,3 +305,24 @@ def _walk(rules: Any, value: Any) -> Any:
         new = [_walk(rules, v) for v in value]
         return value if all(a is b for a, b in zip(value, new, strict=True)) else new
     return rules.json_value(value)
+
+
+@given(st.text(max_size=12) | _URL_VALUES)
+def test_the_quick_look_reads_a_string_as_a_url_as_the_walk_does(text: str) -> None:
+    """One pattern asks what the walk asks with two: a scheme, or a relative start."""
+    from pytest_agentreplay.redact import rules as module
+
+    walk_reads_it = bool(module._URL_PREFIX.match(text)) or text.startswith(module._RELATIVE)
+    assert bool(module._URLISH.match(text)) is walk_reads_it
+
+
+def test_the_quick_look_leaves_a_name_that_is_not_text_to_the_walk() -> None:
+    class Name(str):
+        pass
+
+    rules = SCRUBBER._rules
+    assert not rules.clean({1: "x"})
+    assert not rules.clean([{"a": {b"k": 2}}])
+    assert rules.clean({Name("model"): "m"})  # text after all: read as its text
+    assert not rules.clean({Name("api_key"): "sk-x"})
+    assert rules.json_value({Name("api_key"): "sk-x"}) == {"api_key": "REDACTED"}

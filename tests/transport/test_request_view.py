@@ -79,3 +79,28 @@ def test_headers_decode_alike_as_bytes_as_str_and_mixed() -> None:
     assert decode_headers(((b"Content-Type", "application/json"), ("x-note", b"caf\xe9"))) == want
     assert decode_headers(((b"Content-Type", b"application/json"), ("x-note", "caf\xe9"))) == want
     assert decode_headers(()) == ()
+
+
+def test_has_header_reads_the_bytes_without_decoding_them() -> None:
+    request = _wire()
+    assert request.has_header("x-api-key") and request.has_header("x-name")
+    assert not request.has_header("content-encoding")
+    assert "_headers" not in vars(request)  # still as the client module holds them
+    assert request.headers[0] == ("X-Api-Key", "sk-secret")
+    assert request.has_header("x-api-key") and not request.has_header("x-other")  # decoded
+
+
+def test_has_header_agrees_for_str_bytes_mixed_and_no_headers() -> None:
+    def wire(headers: list[tuple[bytes | str, bytes | str]]) -> HTTPRequest:
+        return HTTPRequest.from_wire("GET", "https://h/", headers, b"", "httpx")  # type: ignore[arg-type]
+
+    for headers in (
+        [(b"Content-Encoding", b"gzip")],
+        [("Content-Encoding", "gzip")],
+        [("Accept", b"*/*"), (b"Content-Encoding", "gzip")],
+        [(b"Accept", b"*/*"), ("Content-Encoding", "gzip")],
+    ):
+        assert wire(headers).has_header("content-encoding"), headers
+        assert not wire(headers).has_header("content-type"), headers
+    assert not wire([]).has_header("content-encoding")
+    assert _request("https://h/").has_header("x-api-key")  # built whole
