@@ -206,7 +206,10 @@ class CassetteHandler:
         except _StoppingError:  # no answer yet, and none will be waited for
             return Playback(status=503, headers=[], events=[], ending="cut", before_headers=True)
         playback = Playback(
-            status=response.status_code, headers=list(response.headers.items()), events=[]
+            status=response.status_code,
+            headers=list(response.headers.items()),
+            events=[],
+            arriving=True,
         )
         playback.events = _relayed(response, playback, self.stop)
         playback.on_end = lambda outcome, sent: response.close()

@@ -169,8 +169,9 @@ class Delivery:
     @property
     def ready_at_once(self) -> bool:
         """Whether each chunk is there as soon as it is asked for: no gate to wait at,
-        no recorded timing to keep."""
-        return not self.playback.gates and not self._paced
+        no recorded timing to keep, no live response to wait for."""
+        pb = self.playback
+        return not pb.gates and not self._paced and not pb.arriving
 
     def iterate(self) -> Iterator[bytes]:
         """Sync delivery, in the client's thread. An event that cannot be sent (a bad

@@ -35,6 +35,9 @@ class Playback:
     earliest (replay paced like the recording); ``on_end(outcome, events_sent)``
     is called once. ``before_headers`` makes the ending strike before any
     response exists (a read timeout while waiting for the status line).
+    ``arriving``: the events come as they arrive from elsewhere (a live response
+    relayed by ``agentreplay serve``), so each goes out as soon as it is there; the
+    port server holds no event of it back (see :attr:`~.delivery.Delivery.ready_at_once`).
     """
 
     status: int
@@ -48,6 +51,7 @@ class Playback:
     delay: float = 0.0
     schedule: Sequence[float] | None = None
     on_end: Callable[[str, int], None] | None = None
+    arriving: bool = False
 
     def ended(self, outcome: str, events_sent: int) -> None:
         """Call ``on_end`` (once) and let go of it.

@@ -73,7 +73,10 @@ def _ask(url: str, prompt: str, first: threading.Event | None = None) -> str:
     """Stream an answer; ``first`` is set once the first text has arrived."""
     ask = {"model": "claude-test-1", "max_tokens": 50}
     texts = []
-    with _client(url).messages.stream(**ask, messages=[{"role": "user", "content": prompt}]) as s:
+    with (
+        _client(url) as client,  # its pooled connection closed with it, not by the collector
+        client.messages.stream(**ask, messages=[{"role": "user", "content": prompt}]) as s,
+    ):
         for text in s.text_stream:
             texts.append(text)
             if first is not None:
@@ -148,8 +151,11 @@ def test_sigterm_mid_stream_stores_the_stream_incomplete_and_replay_refuses_it(
         with serving(str(path), "--record-mode", "once", "--upstream", server.url) as served:
             first = threading.Event()
             thread, seen = _in_thread(served.url, "stream", first)
-            held.reached.wait(TIMEOUT)  # 4 events sent; the upstream holds the rest
-            first.wait(TIMEOUT)  # and serve has relayed (and recorded) some text
+            assert held.reached.wait(TIMEOUT)  # 4 events sent; the upstream holds the rest
+            # and serve has relayed (and recorded) some text: a relayed event goes out as
+            # it arrives, none held back until the next (as a fake's stream is, to log
+            # its call before its last event)
+            assert first.wait(TIMEOUT)
             code = served.stop()
             thread.join(TIMEOUT)
     finally:
