@@ -28,6 +28,7 @@ from pytest_agentreplay.cassettes.big_file import built_event, load_big
 from pytest_agentreplay.cassettes.cassette import Cassette, Interaction, cassette_from_data
 from pytest_agentreplay.cassettes.errors import CassetteValueError
 from pytest_agentreplay.cassettes.io import dumps, loads
+from pytest_agentreplay.cassettes.yaml import fast as fast_reader
 from pytest_agentreplay.cassettes.yaml.emit import dump_interactions
 from pytest_agentreplay.cassettes.yaml.errors import NotCanonicalError, UnstorableError
 from pytest_agentreplay.cassettes.yaml.fast import read_written
@@ -410,3 +411,37 @@ def test_a_model_that_does_not_hold_what_was_read_is_not_laid_out() -> None:
     assert not _laid_out(stream, events=[])
     assert not _laid_out(stream, {"end": "yes"}, end="yes")
     assert _laid_out(stream, {"end": "cut"}, end="cut")
+
+
+@pytest.fixture
+def fresh_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No line remembered from the files other tests read."""
+    monkeypatch.setattr(fast_reader, "_PROVEN_LINES", {})
+
+
+@pytest.mark.usefixtures("fresh_memory")
+def test_a_line_the_writer_would_not_write_is_not_remembered_for_the_next_file() -> None:
+    """The lines a proving reader proved are kept for the next files (a suite's
+    cassettes share their header lines); a line that failed is not, so the next file
+    holding it is not proven either, however many times it is read."""
+    edited = REALISTIC.replace("      model: gpt-test\n", "      model: 'gpt-test'\n", 1)
+    assert edited != REALISTIC
+    for _ in range(3):
+        assert _proved(edited) is None
+        assert _proved(REALISTIC) is not None
+    # A file whose only difference from a proven one is that line is refused too.
+    other = _with_body({"model": "gpt-test", "n": 2})
+    assert _proved(other) is not None
+    assert _proved(other.replace("      model: gpt-test\n", "      model: 'gpt-test'\n")) is None
+
+
+@pytest.mark.usefixtures("fresh_memory")
+def test_the_lines_after_one_that_failed_are_not_remembered_unchecked() -> None:
+    """Once a line fails, the reader stops holding lines to the writer (the file is
+    compared with the writer's text instead), so it keeps none of the lines after it:
+    unchecked, they could be lines the writer would not write."""
+    late = ("      service_tier: default\n", "      service_tier: 'default'\n")
+    assert REALISTIC.index("      model: gpt-test\n") < REALISTIC.index(late[0])
+    both = REALISTIC.replace("      model: gpt-test\n", "      model: 'gpt-test'\n", 1)
+    assert _proved(both.replace(*late)) is None  # fails at the model, reads on unchecked
+    assert _proved(REALISTIC.replace(*late)) is None

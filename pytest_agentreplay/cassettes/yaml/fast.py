@@ -65,6 +65,14 @@ than :data:`~.scalars.MAX_DEPTH` levels; real bodies stay far below this)."""
 _LITERALS = ("|", "|-", "|+")
 _NESTED = object()
 """What :class:`_Reader` remembers as the value of a ``key:`` line whose block follows."""
+_PROVEN_LINES: dict[str, tuple[Any, Any]] = {}
+"""Lines readers proving what they read found to be the writer's (:attr:`_Reader.seen`),
+kept from file to file: a suite's cassettes repeat their header lines, model names and
+field names (bench/ W4: a test's cassette read about 45 lines, each held to the writer
+anew). A line's text alone decides what it holds and whether the writer writes it;
+only immutable values are kept, and at most :data:`_SEEN_LINES` lines."""
+_ITEMS: dict[str, tuple[bool, str]] = {}
+"""Sequence item lines read so far, whatever the reader (:attr:`_Reader.items`)."""
 _SEEN_LINES = 1 << 15
 """How many distinct ``key: scalar`` lines a reader remembers at most (a few MB)."""
 _INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
@@ -228,21 +236,23 @@ class _Reader:
         it (one stand-in line that replaces a stream's lines, see :mod:`..big_file`).
         ``prove``: hold each line to the writer (see the module docstring); ``proven``
         then says whether every line passed."""
-        self.proven = prove
+        self.prove = self.proven = prove
         self.deferred = deferred
         self.event = event
         self.lines = lines
         self.indents = indents
         self.let_go = let_go
         self.pos = 0
-        self.items: dict[str, tuple[bool, str]] = {}
+        self.items = _ITEMS
         """Sequence lines ``- key: ...`` / ``- - ...`` read so far: whether the item is a
         list, and the line as the item's own line (a file repeats most of them)."""
-        self.seen: dict[str, tuple[Any, Any]] = {}
+        self.seen: dict[str, tuple[Any, Any]] = _PROVEN_LINES if prove else {}
         """``key: scalar`` lines read so far, and what they held: a file repeats most
         of them (header lines, a model's name, field names with a small number), and a
         line's text alone decides what it holds (its indent is its leading spaces). A
-        ``key:`` line whose block follows is kept with :data:`_NESTED` as its value."""
+        ``key:`` line whose block follows is kept with :data:`_NESTED` as its value.
+        A reader that proves what it reads keeps only the lines it proved, in memory
+        shared by every file it and the next readers read (:data:`_PROVEN_LINES`)."""
 
     @classmethod
     def of_text(
@@ -294,9 +304,10 @@ class _Reader:
                 out[key] = value = _scalar(rest)
                 if self.proven and not _written(token, key, rest, value):
                     self.proven = False
-                if len(seen) >= _SEEN_LINES:
-                    seen.clear()  # bounded: the lines that keep coming back come back
-                seen[line] = (key, value)  # its verdict is in self.proven already
+                elif self.proven or not self.prove:  # a line that failed is not kept
+                    if len(seen) >= _SEEN_LINES:
+                        seen.clear()  # bounded: the lines that keep coming back come back
+                    seen[line] = (key, value)
             else:
                 self.pos = pos
                 out[key] = value = (
@@ -307,8 +318,8 @@ class _Reader:
                 pos = self.pos
                 if self.proven and not self._head_written(token, key, rest, value, line):
                     self.proven = False
-                if not rest:  # a nested block's head: remembered as a scalar line is
-                    seen[line] = (key, _NESTED)
+                elif not rest and (self.proven or not self.prove):
+                    seen[line] = (key, _NESTED)  # a nested block's head, kept as a scalar's
         self.pos = pos
         if indents[pos] > indent:
             raise NotCanonicalError("unexpected indentation")
