@@ -38,12 +38,21 @@ whitespace scans and checks when ``text`` is one value and nothing more."""
 def depth(text: str | bytes, stop: int = MAX_DEPTH) -> int:
     """How deep ``text`` nests arrays and objects (strings skipped), counted up to just
     past ``stop``. Not a validator: brackets of text that is not JSON count too."""
-    if isinstance(text, str):
-        brackets = text.count("[") + text.count("{")
-    else:
-        brackets = text.count(b"[") + text.count(b"{")
+    brackets = _brackets(text)
     if brackets <= stop:
         return brackets  # no deeper than there are brackets to open
+    return _nesting(text, stop)
+
+
+def _brackets(text: str | bytes) -> int:
+    """How many arrays and objects ``text`` could open: the most it can nest."""
+    if isinstance(text, str):
+        return text.count("[") + text.count("{")
+    return text.count(b"[") + text.count(b"{")
+
+
+def _nesting(text: str | bytes, stop: int) -> int:
+    """:func:`depth` by walking the brackets outside strings."""
     tokens: Iterator[re.Match[str]] | Iterator[re.Match[bytes]] = (
         _TOKENS.finditer(text) if isinstance(text, str) else _TOKENS_B.finditer(text)
     )
@@ -64,13 +73,9 @@ def depth(text: str | bytes, stop: int = MAX_DEPTH) -> int:
 def loads(text: str | bytes, **kwargs: Any) -> Any:
     """``json.loads(text, **kwargs)``, refusing nesting beyond :data:`MAX_DEPTH` with a
     :class:`~.errors.TooDeepError` (a ``ValueError``), never a ``RecursionError``."""
-    # depth(text), its first step inline: text with fewer brackets than the limit (the
-    # usual text) cannot nest deeper, and is not walked
-    if isinstance(text, str):
-        brackets = text.count("[") + text.count("{")
-    else:
-        brackets = text.count(b"[") + text.count(b"{")
-    if brackets > MAX_DEPTH and depth(text) > MAX_DEPTH:
+    # depth(text) in its two steps: text with fewer brackets than the limit (the usual
+    # text) cannot nest deeper, and is not walked
+    if _brackets(text) > MAX_DEPTH and _nesting(text, MAX_DEPTH) > MAX_DEPTH:
         raise TooDeepError(MAX_DEPTH)
     if isinstance(text, bytes) and text[:1] in _OPENERS and text[1:2] != b"\x00":
         # What json.loads decodes such bytes as (no BOM, no NUL among the first two: its
