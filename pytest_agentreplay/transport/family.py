@@ -128,7 +128,7 @@ def _sync_stream_class(module: Any) -> type:
         def close(self) -> None:
             body = self.body
             body.close()
-            self.body = _PLAYED if isinstance(body, Delivery) else body  # _played(), inline
+            self.body = _played(body)
 
     return PlaybackStream
 
