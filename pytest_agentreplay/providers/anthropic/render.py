@@ -209,13 +209,10 @@ def body_wire(codec: Codec, reply: Reply, ctx: RenderContext) -> bytes:
     texts = [p.text for p in reply.parts if type(p) is Text and not p.citations]
     if len(texts) != len(reply.parts):
         return _body_wire(reply, ctx)
-    # plain text: the ids drawn as _plan draws them (the message's, and no other); the
-    # usual usage and stop reason inline (each a step of its own was a fifth of it)
-    model = reply.model or ctx.model_for(reply)
+    # plain text: the ids drawn as _plan draws them (the message's, and no other)
+    model = ctx.model_for(reply)
     ident = ctx.ids.new("msg_01", 22)
-    usage = reply.usage if reply.usage is not None else ctx.usage_for(reply)
-    stop: StopReason = "end_turn" if reply.stop is None else reply.stop
-    stop_json = _STOPS_WRITTEN.get(stop) or _stop_json(stop, ctx)
+    usage = ctx.usage_for(reply)
     content = (
         '{"type":"text","text":'
         + '},{"type":"text","text":'.join(map(encode_basestring, texts))
@@ -223,23 +220,12 @@ def body_wire(codec: Codec, reply: Reply, ctx: RenderContext) -> bytes:
         if texts
         else ""
     )
-    if (
-        usage.cache_creation_input_tokens is None
-        and usage.cache_read_input_tokens is None
-        and usage.reasoning_tokens is None
-    ):  # what _usage_json writes of the usual usage (no server tool in plain text)
-        usage_json = (
-            f'{{"input_tokens":{usage.input_tokens:d},"output_tokens":{usage.output_tokens:d},'
-            '"service_tier":"standard"}'
-        )
-    else:
-        usage_json = _usage_json(
-            usage, output_tokens=usage.output_tokens, start=True, end=True, server_tools=None
-        )
+    # no server tool in plain text
+    usage_json = _usage_json(usage, output_tokens=usage.output_tokens, start=True, end=True)
     return (
         f'{{"model":{encode_basestring(model)},"id":{encode_basestring(ident)},'
         f'"type":"message","role":"assistant","content":[{content}],'
-        f'{stop_json},"usage":{usage_json}}}'
+        f'{_stop_json(reply.stop_reason, ctx)},"usage":{usage_json}}}'
     ).encode()
 
 
