@@ -419,16 +419,16 @@ class FakeModel(Serving):
     async def respond_async(self, request: HTTPRequest) -> Playback | Deferred:
         return self.respond(request)
 
-    def _next_reply(
+    def _past_the_end(
         self, index: int, codec: Codec, request: RequestFacts, http: HTTPRequest
     ) -> Reply:
-        """The reply for call ``index``: the script's; when it ran out, the test fails
-        at once (:class:`UnexpectedModelCall`)."""
+        """The reply for call ``index``, which came after the script ran out: ``respond=``'s;
+        without one, the test fails at once (:class:`UnexpectedModelCall`)."""
 
         def parsed() -> Request:  # what respond= is handed: the log's (a reset forgot it)
             return self._log.request(index) or self._parse(codec, http)
 
-        reply = self._script.next_reply(request.stream, parsed)
+        reply = self._script.responded(request.stream, parsed)
         if reply is not None:
             return reply
         problem = self._mask(
@@ -465,14 +465,17 @@ class FakeModel(Serving):
     ) -> Playback:
         if self._log.forgotten(index):  # held across a reset(): it belongs to no script
             return Playback(status=503, headers=[], events=[], ending="cut", before_headers=True)
-        reply = self._next_reply(index, codec, request, http)
-        ctx = RenderContext(model=request.model or "fake-model", request=request, ids=self._ids)
+        reply = self._script.next_reply(request.stream)
+        if reply is None:  # the script ran out
+            reply = self._past_the_end(index, codec, request, http)
+        # built positionally, on every call: no keywords to match (bench/ W5)
+        ctx = RenderContext(request.model or "fake-model", request, self._ids)
         plan = answer.Plan(
-            chunker=self.chunker,
-            delay=self.event_delay,
-            stall_gate=self._holds.stall,
-            on_end=lambda outcome, sent: self._log.ended(index, outcome, sent, reply),
-            extra_gates={block[1]: block[0]} if block is not None and block[1] is not None else {},
+            self.chunker,
+            self.event_delay,
+            self._holds.stall,
+            lambda outcome, sent: self._log.ended(index, outcome, sent, reply),
+            {block[1]: block[0]} if block is not None and block[1] is not None else {},
         )
         try:
             playback = answer.for_reply(codec, reply, ctx, plan, streaming=request.stream)

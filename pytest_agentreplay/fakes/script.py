@@ -142,10 +142,10 @@ class Script:
         with self._lock:
             return [r for r in self._replies if id(r) not in self._played_cut]
 
-    def next_reply(self, stream: bool, request: Callable[[], Request]) -> Reply | None:
-        """The reply for this call (``stream``: a streamed one): the failure, the script,
-        ``respond`` (handed ``request()``, the call's parsed request); ``None`` when the
-        script ran out and there is no ``respond``."""
+    def next_reply(self, stream: bool) -> Reply | None:
+        """The reply the script holds for this call (``stream``: a streamed one): the
+        failure, an injected fault, the next reply; ``None`` when the script ran out
+        (then :meth:`responded` answers)."""
         with self._lock:
             if self.fail is not None:
                 return Reply.failure(self.fail)
@@ -156,6 +156,11 @@ class Script:
                     self._played_cut.add(id(self._replies[0]))
                     return self._cut(self._replies[0])
                 return self._replies.popleft()
+        return None
+
+    def responded(self, stream: bool, request: Callable[[], Request]) -> Reply | None:
+        """The reply for a call past the end of the script: ``respond``'s (handed
+        ``request()``, the call's parsed request); ``None`` when there is no ``respond``."""
         if self.respond is None:
             return None
         reply = as_reply(call_sync(self.respond, request()))

@@ -326,4 +326,7 @@ class Reply(Frozen):
         """``stop`` if given, else ``tool_use`` when there is a tool call, else ``end_turn``."""
         if self.stop is not None:
             return self.stop
-        return "tool_use" if self.tool_calls else "end_turn"
+        for part in self.parts:  # the first tool call decides (no list of them built)
+            if isinstance(part, ToolCall):
+                return "tool_use"
+        return "end_turn"

@@ -397,7 +397,9 @@ class Codec(ABC):
 
     def body_wire(self, reply: Reply, ctx: RenderContext) -> bytes:
         """:meth:`render_body` as the bytes of the body (compact JSON, UTF-8): what a
-        fake sends. A codec may write the bytes without building the body's objects."""
+        fake sends. A codec may write the bytes without building the body's objects. A
+        reply the format cannot send is refused at once (:meth:`check_renders`)."""
+        self.check_renders(reply)
         return json_data(self.render_body(reply, ctx)).encode("utf-8")
 
     @abstractmethod

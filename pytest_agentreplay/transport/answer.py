@@ -288,6 +288,8 @@ def for_reply(
     Raises :class:`~..errors.CodecError` before anything is sent when ``reply`` holds
     a part the codec cannot send (``Codec.check_renders``)."""
     fault = reply.fault
+    if fault is None and not streaming:  # the usual call: body_wire refuses what it cannot send
+        return _json_body(codec, codec.body_wire(reply, ctx), ctx, plan)
     content = (
         reply.model_copy(update={"fault": None, "parts": []})
         if fault is not None and fault.kind == "empty"
@@ -335,23 +337,29 @@ def _json_reply(
         return for_error(codec, codec.as_http_error(fault), ctx, plan)
     if fault is not None and kind == "timeout" and fault.after_events is None:
         return for_timeout(plan)
-    body = codec.body_wire(reply, ctx)
+    playback = _json_body(codec, codec.body_wire(reply, ctx), ctx, plan)
+    if fault is None:
+        return playback
+    playback.headers = fault_headers(codec, fault, playback.headers)
+    if kind == "stall" and plan.stall_gate is not None:
+        playback.gates[0] = plan.stall_gate
+    if kind in ("cut", "timeout"):  # the headers arrive, the body never does
+        playback.deliver = 0
+        playback.ending = "cut" if kind == "cut" else "timeout"
+    return playback
+
+
+def _json_body(codec: Codec, body: bytes, ctx: RenderContext, plan: Plan) -> Playback:
+    """A JSON ``body`` played to its end, with the codec's headers and its length: what
+    :func:`_json_reply` sends, before a fault changes it."""
     headers = list(codec.response_headers(ctx, streaming=False).items())  # _headers()
     headers.append(("content-length", str(len(body))))
-    if fault is not None:
-        headers = fault_headers(codec, fault, headers)
-    gates = dict(plan.extra_gates) if plan.extra_gates else {}
-    if kind == "stall" and plan.stall_gate is not None:
-        gates[0] = plan.stall_gate
-    cut = kind in ("cut", "timeout")  # the headers arrive, the body never does
     return Playback(
         status=200,
         headers=headers,
         events=[body],
-        deliver=0 if cut else None,
-        ending="cut" if kind == "cut" else "timeout" if cut else "complete",
         chunker=plan.chunker,
-        gates=gates,
+        gates=dict(plan.extra_gates) if plan.extra_gates else {},
         delay=plan.delay,
         on_end=plan.on_end,
     )

@@ -12,7 +12,7 @@ the wrong shape raises :class:`CodecError` naming the field path, e.g.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, Literal, cast, overload
 
 from ...neutral import (
     Message,
@@ -37,14 +37,22 @@ _check = Fields("anthropic")
 def parse(codec: Codec, target: str, body: Mapping[str, Any]) -> Request:
     """``body`` (a ``POST /v1/messages`` JSON object) in neutral form; everything is in
     the body, so ``target`` is not read."""
-    return cast("Request", _walk(body, build=True))
+    return _walk(body, build=True)
 
 
 def check_only(codec: Codec, target: str, body: Mapping[str, Any]) -> CheckedRequest:
     """``body`` checked as :func:`parse` checks it (the same error for the same body),
     the neutral models not built: what a fake answers a call from (see
     :meth:`~..base.Codec.check_call`)."""
-    return cast("CheckedRequest", _walk(body, build=False))
+    return _walk(body, build=False)
+
+
+@overload
+def _walk(body: Mapping[str, Any], *, build: Literal[True]) -> Request: ...
+
+
+@overload
+def _walk(body: Mapping[str, Any], *, build: Literal[False]) -> CheckedRequest: ...
 
 
 def _walk(body: Mapping[str, Any], *, build: bool) -> Request | CheckedRequest:
