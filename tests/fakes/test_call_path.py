@@ -13,10 +13,11 @@ import anthropic
 import httpx2
 import pytest
 
-from pytest_agentreplay import EgressBlocked, FakeModel, Reply
+from pytest_agentreplay import EgressBlocked, FakeModel, Fault, Reply
 from pytest_agentreplay.fakes import HTTPCall
 from pytest_agentreplay.fakes.call_log import CallLog
 from pytest_agentreplay.neutral import Request
+from pytest_agentreplay.neutral.parts import ServerToolCall, Text, ToolCall
 from pytest_agentreplay.providers import codec_for
 from pytest_agentreplay.transport.router import HTTPRequest
 
@@ -205,3 +206,33 @@ def test_each_logged_call_keeps_the_url_it_was_sent_to() -> None:
     assert [c.url for c in fake.calls] == urls
     assert [c.url for c in fake.log] == urls
     assert fake.calls[0].url is fake.calls[2].url  # one string for the calls of a URL
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+@pytest.mark.parametrize("fault", [None, Fault.http(429)], ids=["no fault", "429"])
+def test_a_reply_the_format_cannot_send_is_answered_with_the_providers_400_naming_it(
+    stream: bool, fault: Fault | None
+) -> None:
+    """A plain JSON reply is checked where its bytes are written (``Codec.body_wire``), any
+    other before anything is rendered: either way the call gets the provider's 400 naming
+    the part, the fake reports it, and the log shows an ``http_error``."""
+    reply = Reply(parts=[Text(text="Looking."), ServerToolCall.web_search("q")], fault=fault)
+    ask = {"model": "gpt-test", "messages": [{"role": "user", "content": "hi"}], "stream": stream}
+    with FakeModel(reply) as fake, httpx2.Client() as client:
+        answer = client.post("https://api.openai.com/v1/chat/completions", json=ask)
+        problems = fake.take_problems()
+    assert answer.status_code == 400
+    assert "provider-side 'web_search'" in answer.json()["error"]["message"]
+    [problem] = problems
+    assert "cannot serve" in problem and "as openai_chat" in problem
+    assert [(c.outcome, c.status) for c in fake.log] == [("http_error", 400)]
+
+
+def test_stop_reason_is_tool_use_when_any_part_is_a_tool_call() -> None:
+    """``Reply.stop_reason``: ``stop`` when given, else ``tool_use`` if a part (any) is a
+    tool call, else ``end_turn``."""
+    call = ToolCall(name="weather", args={})
+    assert Reply(parts=[Text(text="a"), call, Text(text="b")]).stop_reason == "tool_use"
+    assert Reply(parts=[Text(text="a"), Text(text="b")]).stop_reason == "end_turn"
+    assert Reply(parts=[]).stop_reason == "end_turn"
+    assert Reply(parts=[call], stop="max_tokens").stop_reason == "max_tokens"

@@ -445,7 +445,8 @@ def test_a_format_without_the_tool_refuses_it_naming_the_part(
 ) -> None:
     reply = Reply(parts=[Text(text="Looking."), part])
     codec = codec_for(provider)  # type: ignore[arg-type]
-    for render in (codec.render_body, codec.render_events):
+    # the bytes a fake sends refuse it too, at once (a plain JSON reply is checked there only)
+    for render in (codec.render_body, codec.render_events, codec.body_wire, codec.iter_wire):
         with pytest.raises(CodecError, match=able) as info:
             render(reply, RenderContext())
         assert info.value.field == "parts[1]"

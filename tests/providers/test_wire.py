@@ -15,8 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_agentreplay import Reply, Usage
+from pytest_agentreplay.errors import CodecError
 from pytest_agentreplay.neutral import PROVIDERS, Provider, Request
-from pytest_agentreplay.neutral.parts import Citation, Text, Thinking, ToolCall
+from pytest_agentreplay.neutral.parts import Citation, ServerToolCall, Text, Thinking, ToolCall
 from pytest_agentreplay.providers import Codec, IdFactory, RenderContext, codec_for
 from pytest_agentreplay.providers.openai.chat.codec import OpenAIChatCodec
 from pytest_agentreplay.sse import SSEEvent, encode
@@ -141,6 +142,26 @@ def test_a_codec_of_its_own_sends_the_body_it_renders() -> None:
     body = codec.body_wire(reply, _context(codec, "openai_chat"))
     assert json.loads(body) == codec.render_body(reply, _context(codec, "openai_chat"))
     assert json.loads(body)["mine"] is True
+
+
+class _Unchecked(OpenAIChatCodec):
+    """A codec of a user's whose body leaves refusing a part to others."""
+
+    def render_body(self, reply: Reply, ctx: RenderContext) -> dict[str, Any]:
+        return {"text": reply.text_content}
+
+
+def test_a_codec_of_its_own_refuses_in_body_wire_what_the_format_cannot_send() -> None:
+    """``Codec.body_wire`` refuses a part the format cannot send before it renders, for
+    any codec: a fake sends a plain JSON reply's bytes with no other check before them."""
+    codec = _Unchecked()
+    reply = Reply(parts=[Text(text="Looking."), ServerToolCall.web_search("q")])
+    with pytest.raises(CodecError, match="provider-side 'web_search'") as info:
+        codec.body_wire(reply, _context(codec, "openai_chat"))
+    assert info.value.field == "parts[1]"
+    assert json.loads(codec.body_wire(Reply.text("fine"), _context(codec, "openai_chat"))) == {
+        "text": "fine"
+    }
 
 
 def _pulled(events: Iterator[bytes]) -> tuple[list[bytes], type[BaseException] | None]:
