@@ -70,9 +70,11 @@ def _nesting(text: str | bytes, stop: int) -> int:
     return deepest
 
 
-def loads(text: str | bytes, **kwargs: Any) -> Any:
-    """``json.loads(text, **kwargs)``, refusing nesting beyond :data:`MAX_DEPTH` with a
-    :class:`~.errors.TooDeepError` (a ``ValueError``), never a ``RecursionError``."""
+def loads(text: str | bytes) -> Any:
+    """``json.loads(text)``, refusing nesting beyond :data:`MAX_DEPTH` with a
+    :class:`~.errors.TooDeepError` (a ``ValueError``), never a ``RecursionError``. (No
+    keyword arguments: an empty ``**kwargs`` is a dict made on every call, and a fake
+    reads every request's body here.)"""
     # depth(text) in its two steps: text with fewer brackets than the limit (the usual
     # text) cannot nest deeper, and is not walked
     if _brackets(text) > MAX_DEPTH and _nesting(text, MAX_DEPTH) > MAX_DEPTH:
@@ -81,7 +83,7 @@ def loads(text: str | bytes, **kwargs: Any) -> Any:
         # What json.loads decodes such bytes as (no BOM, no NUL among the first two: its
         # detect_encoding says UTF-8), without asking: a fake reads every request so.
         text = text.decode("utf-8", "surrogatepass")
-    if not kwargs and isinstance(text, str):
+    if isinstance(text, str):
         # One value filling the text (a request body as a client writes it): read by the
         # scanner json.loads ends in, without its steps around it (about half its cost
         # for a small body: bench/ W5). Anything else (leading or trailing whitespace, a
@@ -94,6 +96,6 @@ def loads(text: str | bytes, **kwargs: Any) -> Any:
             if end == len(text):
                 return value
     try:
-        return json.loads(text, **kwargs)
+        return json.loads(text)
     except RecursionError:  # a deep stack already: the limit could not be reached
         raise TooDeepError(MAX_DEPTH) from None

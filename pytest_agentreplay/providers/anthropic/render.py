@@ -206,9 +206,11 @@ def body_wire(codec: Codec, reply: Reply, ctx: RenderContext) -> bytes:
     plain text only (no citations), the usual one, is written in one step: it draws one
     id, names no tool and no container, and its blocks are its texts (the parts are
     looked at once, not once for each thing the body says of them)."""
-    texts = [p.text for p in reply.parts if type(p) is Text and not p.citations]
-    if len(texts) != len(reply.parts):
-        return _body_wire(reply, ctx)
+    texts = []
+    for part in reply.parts:  # a loop, not a comprehension: no function called
+        if type(part) is not Text or part.citations:
+            return _body_wire(reply, ctx)
+        texts.append(part.text)
     # plain text: the ids drawn as _plan draws them (the message's, and no other)
     model = ctx.model_for(reply)
     ident = ctx.ids.new("msg_01", 22)
