@@ -30,7 +30,7 @@ from typing import Any
 from .cassette import Cassette, Interaction, RecordedEvent, cassette_from_data
 from .errors import CassetteValueError
 from .fields import looks_canonical
-from .lazy_events import NON_PRINTABLE, LazyEvents
+from .lazy_events import LazyEvents, non_printable
 from .reading import MAX_FILE_BYTES
 from .yaml.emit import event_line, iter_interactions
 from .yaml.errors import NotCanonicalError, UnstorableError
@@ -177,7 +177,7 @@ def _printable(raw: bytes, start: int, end: int) -> bool:
         piece = raw[at:cut]
         if not piece.isascii():
             try:
-                if NON_PRINTABLE.search(piece.decode("utf-8")) is not None:
+                if non_printable().search(piece.decode("utf-8")) is not None:
                     return False
             except UnicodeDecodeError:
                 return False

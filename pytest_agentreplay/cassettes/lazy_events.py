@@ -22,6 +22,7 @@ Every other reader (the CLI, a write) loads eagerly: such a line fails its load.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from bisect import bisect_left
@@ -37,7 +38,7 @@ from .yaml.emit import event_line
 from .yaml.errors import NotCanonicalError
 from .yaml.fast import read_event
 
-__all__ = ["NON_PRINTABLE", "LazyEvents"]
+__all__ = ["LazyEvents", "non_printable"]
 
 # The usual line of a recording, in the writer's layout: a time, maybe a name, and
 # single-quoted data, nothing YAML could read another way. A name that YAML 1.1 would
@@ -69,11 +70,14 @@ _YAML_WORDS = frozenset(
 _BATCH_BYTES = 16 * 1024
 """About how much of a stream's lines is encoded at a time (time to first event)."""
 
-NON_PRINTABLE = re.compile(
-    "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
-)
-"""What YAML refuses in a file (PyYAML's reader): a non-ASCII block holding one of these
-is not kept lazily, so the whole-file reader reports it on load."""
+
+@functools.cache
+def non_printable() -> re.Pattern[str]:
+    """What YAML refuses in a file (PyYAML's reader): a non-ASCII block holding one of
+    these is not kept lazily, so the whole-file reader reports it on load. Compiled when
+    a non-ASCII block is first met: the class spans most of Unicode, and compiling it
+    was 3 ms of every run's first replayed test, though few runs meet one (issue 29)."""
+    return re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _wire(batch: bytes, lines: int) -> list[bytes] | None:

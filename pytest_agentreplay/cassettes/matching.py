@@ -161,6 +161,13 @@ def _key(parts: tuple[Part, ...], request: RecordedRequest, where: str) -> Key:
     return tuple(values)
 
 
+def _ours(part: Part) -> bool:
+    """Whether ``part`` is the plugin's own: a built-in part or a :class:`BodyMatcher`
+    (:func:`body_with`, :func:`body_without`), written to take any request the reader
+    gives (no user function that may fail on a recorded one)."""
+    return type(part.key) is BodyMatcher or part is BUILTIN_PARTS.get(part.name)
+
+
 def _headerless(part: Part) -> bool:
     """Whether ``part`` reads no header of a request with a JSON body or none: a
     built-in URL or method part, or the body (:func:`normalize_body` reads the
@@ -188,6 +195,14 @@ class Index:
     indexes, a list of played ones) was two objects per interaction for the cyclic
     garbage collector to walk, made when the cassette loads and as it plays
     (issue 29).
+
+    When every part is the plugin's own (:data:`BUILTIN_PARTS`, a :class:`BodyMatcher`),
+    the recorded keys are computed when a take first needs them, not when the index is
+    built: a replay in recorded order takes each interaction by position
+    (:meth:`take_next`) and never needs them, and keying every recorded body was a
+    tenth of loading a long cassette (issue 29). A custom part's keys are computed at
+    once, so that one failing on a recorded request fails where the cassette is
+    entered, naming the interaction, rather than inside a client's call.
     """
 
     def __init__(
@@ -200,14 +215,19 @@ class Index:
         self.headerless = all(_headerless(part) for part in self.parts)
         """Whether the key reads a request's method, URL and (JSON or no) body only, so
         that two requests differing in their headers alone have the same key."""
+        self._deferred = all(_ours(part) for part in self.parts)
+        """Whether the recorded keys wait until a take needs them (see the class docs)."""
         self.requests: list[RecordedRequest] = []
-        self.keys: list[Key] = []
+        self._keys: list[Key] | None = None if self._deferred else []
+        """The recorded keys, by index; ``None`` until a take needs them."""
         self._where: dict[Key, int | list[int]] = {}
         """The recorded indexes with a key: one, or a list in recorded order."""
         self._skip: dict[Key, int] = {}
         """For a key held by several indexes: how many of them, from the first, are
         known not to be servable (a take starts looking there)."""
         self._state = bytearray()  # _QUEUED, _PLAYED or _OUT, per recorded index
+        self._first = 0
+        """No index below this one is servable (states only leave ``_QUEUED``)."""
         self._played: list[int] = []
         self._lock = threading.Lock()
         for request in requests:
@@ -226,7 +246,7 @@ class Index:
         none left."""
         key = self._given(request, key)
         with self._lock:
-            found = self._where.get(key)
+            found = self._indexed().get(key)
             if found is None:
                 return None
             state = self._state
@@ -251,7 +271,7 @@ class Index:
         key, played or not (vcrpy plays the first match every time), now marked played."""
         key = self._given(request, key)
         with self._lock:
-            found = self._where.get(key)
+            found = self._indexed().get(key)
             state = self._state
             indexes = [found] if isinstance(found, int) else found or ()
             index = next((i for i in indexes if state[i] != _OUT), None)
@@ -291,7 +311,7 @@ class Index:
         (an index played again under ``allow_playback_repeats`` each time)."""
         key = self.key(request)
         with self._lock:
-            found = self._where.get(key)
+            found = self._indexed().get(key)
             if found is None:
                 return []
             mine = {found} if isinstance(found, int) else set(found)
@@ -313,12 +333,13 @@ class Index:
         A request recorded live was answered live, so it counts as played unless
         ``played=False``: a repeat of it is recorded again rather than replayed.
         """
-        key = _key(self.parts, request, f"interactions[{len(self.requests)}]")
         with self._lock:
             index = len(self.requests)
+            if self._keys is not None:
+                key = _key(self.parts, request, f"interactions[{index}]")
+                self._keys.append(key)
+                self._file(key, index)
             self.requests.append(request)
-            self.keys.append(key)
-            self._file(key, index)
             self._state.append(_PLAYED if played else _QUEUED)
             if played:
                 self._played.append(index)
@@ -340,12 +361,30 @@ class Index:
         were taken out of matching."""
         if len(requests) != len(self.requests):
             raise ValueError(f"rekey needs {len(self.requests)} requests, got {len(requests)}")
-        keys = [_key(self.parts, r, f"interactions[{i}]") for i, r in enumerate(requests)]
         with self._lock:
-            self.requests, self.keys = list(requests), keys
-            self._where, self._skip = {}, {}
-            for index, key in enumerate(keys):
+            self.requests = list(requests)
+            self._keys, self._where, self._skip = None, {}, {}
+            if not self._deferred:
+                self._indexed()
+
+    @property
+    def keys(self) -> list[Key]:
+        """The recorded keys, by index (computed now if no take needed them yet)."""
+        with self._lock:
+            self._indexed()
+            assert self._keys is not None  # just computed
+            return self._keys
+
+    def _indexed(self) -> dict[Key, int | list[int]]:
+        """The recorded indexes by key, computing every recorded key the first time
+        (the caller holds the lock)."""
+        if self._keys is None:
+            self._keys = []
+            for index, request in enumerate(self.requests):
+                key = _key(self.parts, request, f"interactions[{index}]")
+                self._keys.append(key)
                 self._file(key, index)
+        return self._where
 
     def is_played(self, index: int) -> bool:
         """Whether recorded interaction ``index`` was played."""
@@ -360,14 +399,30 @@ class Index:
     def _cursor(self) -> int:
         return self._played[-1] + 1 if self._played else 0  # the caller holds the lock
 
-    def next_in_order(self) -> tuple[RecordedRequest, Key] | None:
-        """The recorded request at :meth:`cursor` and its key (``None`` past the last):
-        the one a replay in recorded order asks for next."""
+    def next_in_order(self) -> tuple[int, RecordedRequest] | None:
+        """The recorded request at :meth:`cursor` and its index (``None`` past the
+        last): the one a replay in recorded order asks for next."""
         with self._lock:
             at = self._cursor()
             if at >= len(self.requests):
                 return None
-            return self.requests[at], self.keys[at]
+            return at, self.requests[at]
+
+    def take_next(self, at: int) -> bool:
+        """Mark recorded index ``at`` played when it is the first servable one, and say
+        whether it was: then it is what :meth:`take` gives for its key (every earlier
+        index is played or out of matching), found without computing a key. ``False``
+        leaves the take to :meth:`take`, by key."""
+        with self._lock:
+            state, first, end = self._state, self._first, len(self._state)
+            while first < end and state[first] != _QUEUED:
+                first += 1
+            self._first = first
+            if first != at:
+                return False
+            state[at] = _PLAYED
+            self._played.append(at)
+        return True
 
 
 # -- ranking -----------------------------------------------------------------------

@@ -240,9 +240,9 @@ class CassetteSession:
             pending.scrubbed = True
         return pending.recorded
 
-    def _as_recorded(self, request: HTTPRequest) -> tuple[Hashable, ...] | None:
-        """The key of ``request`` when it is sent exactly as the next recorded request
-        in order was stored, read without decoding it; ``None`` otherwise.
+    def _as_recorded(self, request: HTTPRequest) -> int | None:
+        """The index of the next recorded request in order when ``request`` is sent
+        exactly as it was stored, found without decoding ``request``; ``None`` otherwise.
 
         Same method and URL, no ``content-encoding``, and body bytes that are the
         recorded JSON body written compactly (as httpx and the SDKs send it): decoded,
@@ -250,14 +250,15 @@ class CassetteSession:
         would refuse: the writer stored it, and ``NaN`` / ``Infinity`` send it the long
         way). With nothing to scrub in that URL or body, scrubbing changes only the
         headers, which the key does not read (:meth:`_unscrubbed_key`'s conditions):
-        so the live key is the recorded request's. Issue 29: decoding, scrubbing and
-        keying a replayed request was a third of the plugin's cost per request."""
+        so the live key is the recorded request's (:meth:`_take_as_recorded`). Issue 29:
+        decoding, scrubbing and keying a replayed request was a third of the plugin's
+        cost per request."""
         if not self._keys_ignore_scrubbing():
             return None
         found = self.index.next_in_order()
         if found is None:
             return None
-        recorded, key = found
+        at, recorded = found
         body = recorded.json_body
         if (
             recorded.method != request.method
@@ -275,7 +276,18 @@ class CassetteSession:
                 return None
         except (ValueError, RecursionError):  # not writable as UTF-8 JSON: the long way
             return None
-        return key if self.scrubber.headers_only(recorded) else None
+        return at if self.scrubber.headers_only(recorded) else None
+
+    def _take_as_recorded(self, at: int) -> int | None:
+        """The interaction answering a request sent exactly as recorded request ``at``
+        was (:meth:`_as_recorded`): ``at`` itself when it is the first servable one and
+        no failed call waits for its retry, found without a key (a replay in recorded
+        order computes none, issue 29); else the one :meth:`_take` finds by ``at``'s
+        key."""
+        if not self._again and not self.repeats and self.index.take_next(at):
+            self._withdraw_twin(at)
+            return at
+        return self._take(None, self.index.keys[at])
 
     def _matched_form(self, live: RecordedRequest) -> RecordedRequest | None:
         """``live`` through vcrpy's filters (``None``: they skip it), then scrubbed."""
@@ -344,8 +356,8 @@ class CassetteSession:
         sent, which is the order they are written in."""
         if not self.recording and self._origins.elsewhere(request.method, request.url):
             return False  # another local service: left to the egress rules (loopback)
-        quick = self._as_recorded(request)
-        index = None if quick is None else self._take(None, quick)
+        at = self._as_recorded(request)
+        index = None if at is None else self._take_as_recorded(at)
         if index is not None:  # sent as recorded: matched without being decoded
             with self._lock:
                 call = self._requests

@@ -252,3 +252,41 @@ def test_a_reader_that_forgets_its_lines_reads_the_same(monkeypatch: pytest.Monk
     for text_, before in zip((_TWO_CALLS, REALISTIC, wide), expected, strict=True):
         assert before is not None
         assert cassette_io._fast(text_) == before == _slow(text_)
+
+
+# -- reading a file's lines a block at a time --------------------------------------
+LINE_TEXT = st.text(
+    st.characters(blacklist_characters="\n\r\t", blacklist_categories=("Cs",)), max_size=40
+)
+
+
+@given(lines=st.lists(LINE_TEXT, max_size=30), block=st.integers(1, 64))
+def test_lines_are_read_whole_across_blocks(lines: list[str], block: int) -> None:
+    """A block is cut after its last line break: a line split across blocks, or longer
+    than a block, or a character whose UTF-8 bytes straddle a block's end is read
+    whole; one block at a time, the handle is left where the next line starts."""
+    import io
+
+    data = "".join(line + "\n" for line in lines).encode("utf-8")
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setattr(fast, "BLOCK_BYTES", block)
+    try:
+        assert fast._lines_of(io.BytesIO(data)) == lines
+        handle, one_at_a_time = io.BytesIO(data), []
+        while read := fast._lines_of(handle, blocks=1):  # a block holds a line at least
+            one_at_a_time.append(read)
+        assert [line for got in one_at_a_time for line in got] == lines
+    finally:
+        monkeypatch.undo()
+
+
+@pytest.mark.parametrize("block", [1, 3, 64 * 1024])
+@pytest.mark.parametrize("tail", ["no newline", "ünïcode without newline"])
+def test_a_last_line_without_a_line_break_is_refused(
+    block: int, tail: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    monkeypatch.setattr(fast, "BLOCK_BYTES", block)
+    with pytest.raises(fast.NotCanonicalError, match="line layout"):
+        fast._lines_of(io.BytesIO(f"a: 1\n{tail}".encode()))

@@ -361,3 +361,17 @@ def test_an_async_client_meets_a_bad_event_as_a_sync_one_does(big: Path) -> None
     assert received.count(b"\n\n") == 10_000
     (call,) = session.calls
     assert (call.outcome, call.events_sent) == ("cut", 10_000)
+
+
+def test_a_character_yaml_refuses_in_a_non_ascii_block_fails_the_load_naming_it(
+    big: Path,
+) -> None:
+    """A hand edit putting a character YAML refuses (here U+0080, a C1 control) into a
+    stream's non-ASCII block: the block is not kept lazily, and loading the file fails
+    as the whole-file reader (PyYAML) fails it, naming the file and the character.
+    ``_event`` 7 is the first with non-ASCII text."""
+    _break_line(big, 7, ("naïve", "na\x80ïve"))
+    with pytest.raises(CassetteFormatError) as failed:
+        io.load_with_format(big, lazy=True)
+    assert str(big) in str(failed.value)
+    assert "unacceptable character #x0080" in str(failed.value)

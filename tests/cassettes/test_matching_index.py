@@ -233,10 +233,51 @@ def test_normalize_runs_once_per_take(monkeypatch):
         recorded = [req(body={"turn": i}) for i in range(size)]
         calls.clear()
         index = Index(recorded)
-        assert len(calls) == size
-        calls.clear()
+        assert calls == []  # the built-in parts' recorded keys wait for a take
         index.take(req(body={"turn": size - 1}))
-        assert len(calls) == 1
+        assert len(calls) == size + 1  # each recorded body once, and the live one
+        calls.clear()
+        index.take(req(body={"turn": 0}))
+        assert calls == [req(body={"turn": 0})]
+
+
+def test_take_next_plays_the_first_servable_interaction_without_a_key(monkeypatch):
+    import pytest_agentreplay.cassettes.match_parts as parts
+
+    calls = []
+    real = parts.normalize_body
+    monkeypatch.setattr(parts, "normalize_body", lambda r: calls.append(r) or real(r))
+    index = Index([req(body={"turn": i}) for i in range(4)])
+    assert index.next_in_order() == (0, req(body={"turn": 0}))
+    assert not index.take_next(1)  # 0 is still servable: 1 is not what take(1's key) gives
+    assert index.take_next(0)
+    assert not index.take_next(0)  # played
+    index.withdraw(1)
+    assert index.take_next(2)  # 1 is out of matching: 2 is the first servable
+    assert calls == []
+    assert index.played() == [0, 2]
+    assert index.unplayed() == [1, 3]
+    assert index.next_in_order() == (3, req(body={"turn": 3}))
+    assert index.take(req(body={"turn": 2})) is None  # played by position, not by key
+    assert index.take(req(body={"turn": 3})) == 3
+    assert index.next_in_order() is None
+
+
+def test_a_custom_part_keys_the_recorded_requests_at_once():
+    seen: list[RecordedRequest] = []
+    index = Index([req(body={"turn": i}) for i in range(3)], match_on=[_counting_matcher(seen)])
+    assert len(seen) == 3
+    assert index.take(req(body={"turn": 1})) == 1
+
+
+def test_deferred_keys_cover_requests_added_before_and_after_they_are_computed():
+    index = Index([req(body={"turn": 0})])
+    assert index.add(req(body={"turn": 1}), played=False) == 1  # still deferred
+    assert index.keys == [index.key(req(body={"turn": i})) for i in range(2)]
+    assert index.add(req(body={"turn": 2}), played=False) == 2  # keyed at once now
+    assert [index.take(req(body={"turn": i})) for i in (2, 1, 0)] == [2, 1, 0]
+    index.rekey([req(body={"turn": 9})] * 3)  # deferred again: the scrubbed forms
+    assert index.keys == [index.key(req(body={"turn": 9}))] * 3
 
 
 def test_closest_ranks_by_agreeing_parts_then_body_similarity():
@@ -322,7 +363,7 @@ def test_rekey_keeps_played_withdrawn_and_the_play_order():
 
 OPS = st.lists(
     st.tuples(
-        st.sampled_from(["take", "first", "play", "withdraw", "add", "add_played"]),
+        st.sampled_from(["take", "first", "next", "play", "withdraw", "add", "add_played", "peek"]),
         st.integers(0, 5),
     ),
     max_size=40,
@@ -356,6 +397,20 @@ def test_the_index_behaves_as_a_queue_per_key(recorded, ops):
                 consumed[k].append(want)
                 played.append(want)
             assert index.take_first(req(body=bodies[k])) == want
+        elif op == "next":
+            if not keys:
+                continue
+            i = arg % len(keys)
+            servable = [j for queue in queued.values() for j in queue]
+            want_next = bool(servable) and i == min(servable)
+            if want_next:
+                queued[keys[i]].remove(i)
+                consumed[keys[i]].append(i)
+                played.append(i)
+            assert index.take_next(i) is want_next
+        elif op == "peek":
+            for key in range(3):
+                assert index.peek_consumed(req(body=bodies[key])) == consumed[key]
         elif op in ("play", "withdraw"):
             if not keys:
                 continue
@@ -382,6 +437,6 @@ def test_the_index_behaves_as_a_queue_per_key(recorded, ops):
             assert index.add(req(body=bodies[k]), played=op == "add_played") == i
         assert index.played() == played
         assert index.unplayed() == [i for i in range(len(keys)) if i not in played]
-        for key in range(3):
-            assert index.peek_consumed(req(body=bodies[key])) == consumed[key]
         assert all(index.is_played(i) == (i in played) for i in range(len(keys)))
+    for key in range(3):  # last: the steps above ran with the keys deferred until a take
+        assert index.peek_consumed(req(body=bodies[key])) == consumed[key]

@@ -237,3 +237,41 @@ def test_a_request_sent_otherwise_is_decoded_and_matched_as_before(
         answer = client.post(URL, content=spaced, headers={"content-type": "application/json"})
         assert answer.json()["id"] == "A"
     assert decoded == [spaced]
+
+
+def test_a_replay_in_recorded_order_keys_no_recorded_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each request sent as the next recording was stored is that recording, taken by
+    position: no recorded body is keyed (issue 29: a tenth of loading a long cassette).
+    The first request out of order keys them all, once, and is matched by its key."""
+    import pytest_agentreplay.cassettes.match_parts as parts
+
+    keyed: list[RecordedRequest] = []
+    real = parts.normalize_body
+    monkeypatch.setattr(parts, "normalize_body", lambda r: keyed.append(r) or real(r))
+    recorded = [_interaction(_body(text), text.upper()) for text in "abcd"]
+    with _replaying(tmp_path, recorded) as session, httpx.Client() as client:
+        assert [_post(client, _body(text)) for text in "ab"] == ["A", "B"]
+        assert keyed == []
+        assert _post(client, _body("d")) == "D"  # out of order: keyed, by its key
+        assert len(keyed) == len(recorded) + 1  # every recording once, and the live one
+        assert _post(client, _body("c")) == "C"
+        assert [call.interaction for call in session.calls] == [0, 1, 3, 2]
+        assert session.unplayed == []
+
+
+def test_a_fault_s_retry_in_a_replay_in_recorded_order_gets_its_recording(
+    tmp_path: Path,
+) -> None:
+    """A call failed by an injected fault leaves its recording for the retry: the retry,
+    sent as that recording, is answered by it and not by the next one in order."""
+    recorded = [_interaction(_body(text), text.upper()) for text in "abc"]
+    with _replaying(tmp_path, recorded) as session, httpx.Client() as client:
+        session.inject(Fault.http(529), at_call=1)
+        assert _post(client, _body("a")) == "A"
+        failed = client.post(URL, json=_body("b"), headers={"x-api-key": LIVE_KEY})
+        assert failed.status_code == 529
+        assert [_post(client, _body(text)) for text in "bc"] == ["B", "C"]
+        assert [call.interaction for call in session.calls] == [0, 1, 1, 2]
+        assert session.unplayed == []

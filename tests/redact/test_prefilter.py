@@ -351,3 +351,23 @@ def test_the_environment_is_read_afresh_by_each_check(monkeypatch: pytest.Monkey
     del env["ANOTHER_TOKEN"]
     assert scrubber.mask("x Vv12" + "s3" * 12 + " y") == "x Vv12" + "s3" * 12 + " y"
     assert scrubber.mask(f"a {key} b") == f"a {key} b"  # HOME names no key
+
+
+def test_a_shape_is_compiled_only_where_the_prefilter_finds_its_start() -> None:
+    """Compiling every shape was 3 ms of each run that loads the scrubber (issue 29): a
+    shape is compiled when one of its starts is first found, and then finds its key."""
+    import subprocess
+    import sys
+
+    code = (
+        "from pytest_agentreplay.redact.shapes import KEY_SHAPES, shape_hits\n"
+        "compiled = lambda: sorted(s.kind for s in KEY_SHAPES if 'pattern' in vars(s))\n"
+        "assert shape_hits('a text with no key in it: ok, sure, yes') == set(), 'hit'\n"
+        "print(compiled())\n"
+        "hits = shape_hits('key=sk-ant-api03-' + 'Ab1' * 12)\n"
+        "print(sorted(h.kind for h in hits), compiled())\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    before, after = run.stdout.splitlines()
+    assert before == "[]"
+    assert after.startswith("['anthropic-key'] [") and "'anthropic-key'" in after.split("] ", 1)[1]

@@ -11,6 +11,9 @@ import inspect
 
 import aiohttp
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from packaging.version import Version
 
 from pytest_agentreplay.transport import aio
 
@@ -37,3 +40,26 @@ def test_the_installed_aiohttp_has_what_the_hook_uses() -> None:
     if aio.supported():
         assert "middlewares" in inspect.signature(aiohttp.ClientSession).parameters
         assert inspect.iscoroutinefunction(aiohttp.payload.Payload.as_bytes)
+
+
+VERSIONS = st.builds(
+    "{}{}{}{}{}{}".format,
+    st.sampled_from(["", "v", "1!"]),
+    st.lists(st.integers(0, 20), min_size=1, max_size=4).map(lambda n: ".".join(map(str, n))),
+    st.sampled_from(["", "a1", "b2", "rc1", "RC3"]),
+    st.sampled_from(["", ".post1"]),
+    st.sampled_from(["", ".dev4"]),
+    st.sampled_from(["", "+local.7"]),
+)
+
+
+@given(VERSIONS)
+def test_the_release_is_read_as_packaging_reads_it(version: str) -> None:
+    """The version is read without ``packaging`` (its import cost a replayed suite over
+    a millisecond): the same release numbers, so the same verdict."""
+    assert aio.hookable(version) is (Version(version).release >= aio.MIN_VERSION)
+
+
+@pytest.mark.parametrize("version", ["", "unknown", "dev"])
+def test_a_version_that_cannot_be_read_is_not_hooked(version: str) -> None:
+    assert aio.hookable(version) is False
