@@ -271,6 +271,24 @@ def test_a_few_harmless_aliases_still_load_as_data() -> None:
     assert loads(text).interactions[0].request.json_body["again"] == {"k": "v"}
 
 
+@pytest.mark.parametrize(
+    ("character", "escaped"),
+    [("\x80", "\\x80"), ("\x07", "\\x07"), ("\ufffe", "\\uFFFE")],
+)
+def test_a_character_yaml_refuses_is_named_with_its_line_and_column(
+    tmp_path: Path, character: str, escaped: str
+) -> None:
+    """PyYAML names such a character by its position in the text only: the error names
+    the file, line and column, the character, and how YAML would read it."""
+    path = tmp_path / "c.yaml"
+    path.write_text(f"interactions: []\nversion: 1\nnote: na{character}ve\n", encoding="utf-8")
+    with pytest.raises(CassetteFormatError) as failed:
+        load(path)
+    message = str(failed.value)
+    assert message.startswith(f"{path}:3:9: holds U+{ord(character):04X}, a character YAML")
+    assert f'double-quoted string ("{escaped}")' in message
+
+
 @pytest.mark.parametrize("depth", [150, 10_000])
 @pytest.mark.parametrize("style", ["flow", "block"])
 def test_deep_nesting_is_a_format_error_not_a_recursion_error(depth: int, style: str) -> None:

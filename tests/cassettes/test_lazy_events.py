@@ -370,8 +370,8 @@ def test_a_character_yaml_refuses_in_a_non_ascii_block_fails_the_load_naming_it(
     stream's non-ASCII block: the block is not kept lazily, and loading the file fails
     as the whole-file reader (PyYAML) fails it, naming the file and the character.
     ``_event`` 7 is the first with non-ASCII text."""
-    _break_line(big, 7, ("naïve", "na\x80ïve"))
+    line = _break_line(big, 7, ("naïve", "na\x80ïve"))
     with pytest.raises(CassetteFormatError) as failed:
         io.load_with_format(big, lazy=True)
-    assert str(big) in str(failed.value)
-    assert "unacceptable character #x0080" in str(failed.value)
+    assert f"{big}:{line}:" in str(failed.value)
+    assert "holds U+0080, a character YAML does not allow" in str(failed.value)

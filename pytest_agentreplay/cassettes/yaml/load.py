@@ -174,7 +174,27 @@ class CassetteLoader(_Base):
 CassetteLoader.add_constructor("tag:yaml.org,2002:int", CassetteLoader.construct_yaml_int)
 
 
-def _format_error(exc: yaml.YAMLError, path: str) -> CassetteFormatError:
+def _format_error(exc: yaml.YAMLError, text: str, path: str) -> CassetteFormatError:
+    if isinstance(exc, yaml.reader.ReaderError) and 0 <= exc.position <= len(text):
+        # A character YAML refuses: PyYAML names its position in the text only.
+        at = exc.position
+        start = text.rfind("\n", 0, at) + 1
+        code = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        escaped = (
+            f"\\x{code:02X}"
+            if code <= 0xFF
+            else f"\\u{code:04X}"
+            if code <= 0xFFFF
+            else f"\\U{code:08X}"
+        )
+        return CassetteFormatError(
+            f"holds U+{code:04X}, a character YAML does not allow in a file",
+            path=path,
+            line=text.count("\n", 0, at) + 1,
+            column=at - start + 1,
+            hint=f'YAML reads it escaped in a double-quoted string ("{escaped}"): write it '
+            "so, or delete the file and re-record it",
+        )
     if isinstance(exc, yaml.MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "not valid YAML"
@@ -203,7 +223,7 @@ def load_yaml(text: str, path: str) -> Any:
     try:
         return yaml.load(text, Loader=CassetteLoader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
-        raise _format_error(exc, path) from None
+        raise _format_error(exc, text, path) from None
     except RecursionError:  # only the pure-Python parser recurses per nesting level
         raise CassetteFormatError(
             f"collections nest deeper than {MAX_LOAD_DEPTH} levels", path=path
