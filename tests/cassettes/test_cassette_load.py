@@ -289,6 +289,14 @@ def test_a_character_yaml_refuses_is_named_with_its_line_and_column(
     assert f'double-quoted string ("{escaped}")' in message
 
 
+def test_a_text_holding_a_lone_surrogate_is_a_format_error_naming_it() -> None:
+    """No file holds one (files are read as UTF-8), but a text handed to ``loads`` can:
+    the format error names the line and column, not the encoder's position."""
+    with pytest.raises(CassetteFormatError) as failed:
+        loads("interactions: []\nversion: 1\nnote: a\ud800\n", path="given.yaml")
+    assert str(failed.value).startswith("given.yaml:3:8: holds U+D800, a lone surrogate")
+
+
 @pytest.mark.parametrize("depth", [150, 10_000])
 @pytest.mark.parametrize("style", ["flow", "block"])
 def test_deep_nesting_is_a_format_error_not_a_recursion_error(depth: int, style: str) -> None:

@@ -174,11 +174,15 @@ class CassetteLoader(_Base):
 CassetteLoader.add_constructor("tag:yaml.org,2002:int", CassetteLoader.construct_yaml_int)
 
 
+def _place(text: str, at: int) -> tuple[int, int]:
+    """The 1-based line and column of ``text[at]``."""
+    return text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
+
+
 def _format_error(exc: yaml.YAMLError, text: str, path: str) -> CassetteFormatError:
     if isinstance(exc, yaml.reader.ReaderError) and 0 <= exc.position <= len(text):
         # A character YAML refuses: PyYAML names its position in the text only.
-        at = exc.position
-        start = text.rfind("\n", 0, at) + 1
+        line, column = _place(text, exc.position)
         code = exc.character if isinstance(exc.character, int) else ord(exc.character)
         escaped = (
             f"\\x{code:02X}"
@@ -190,8 +194,8 @@ def _format_error(exc: yaml.YAMLError, text: str, path: str) -> CassetteFormatEr
         return CassetteFormatError(
             f"holds U+{code:04X}, a character YAML does not allow in a file",
             path=path,
-            line=text.count("\n", 0, at) + 1,
-            column=at - start + 1,
+            line=line,
+            column=column,
             hint=f'YAML reads it escaped in a double-quoted string ("{escaped}"): write it '
             "so, or delete the file and re-record it",
         )
@@ -224,6 +228,14 @@ def load_yaml(text: str, path: str) -> Any:
         return yaml.load(text, Loader=CassetteLoader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise _format_error(exc, text, path) from None
+    except UnicodeEncodeError as exc:  # a text handed in, not a file: files are UTF-8
+        line, column = _place(text, exc.start)
+        raise CassetteFormatError(
+            f"holds U+{ord(text[exc.start]):04X}, a lone surrogate that UTF-8 cannot hold",
+            path=path,
+            line=line,
+            column=column,
+        ) from None
     except RecursionError:  # only the pure-Python parser recurses per nesting level
         raise CassetteFormatError(
             f"collections nest deeper than {MAX_LOAD_DEPTH} levels", path=path
