@@ -472,27 +472,23 @@ class Codec(ABC):
         Raises :class:`CodecError` naming the part (``parts[i]``), what it is, the
         providers that can send it and what to do; silently dropping the part would
         let a test pass against a reply the agent never saw."""
+        part: Any  # read by kind: a server tool call's name, a text's citations
         for i, part in enumerate(reply.parts):
-            kind = getattr(part, "kind", None)  # only these two can be refused: asked inline
-            if kind == "server_tool_call" or (kind == "text" and part.citations):  # type: ignore[union-attr]
-                problem = self._unrenderable(part)
-                if problem is not None:
-                    raise self.error(problem, field=f"parts[{i}]")
-
-    def _unrenderable(self, part: Any) -> str | None:
-        kind = getattr(part, "kind", None)
-        if kind == "server_tool_call" and part.name not in self.server_tools:
-            return (
-                f"cannot send a provider-side {part.name!r} call in this wire format"
-                f"{_offered(part.name)}; serve this reply only to an agent whose provider "
-                "has the tool, or script a reply without it for this call"
-            )
-        if kind == "text" and part.citations and not self.citations:
-            return (
-                f"cannot send the citations of a text part in this wire format"
-                f"{_offered(None)}; script the text without citations for this call"
-            )
-        return None
+            kind = getattr(part, "kind", None)  # the two kinds a format may not send
+            if kind == "server_tool_call" and part.name not in self.server_tools:
+                problem = (
+                    f"cannot send a provider-side {part.name!r} call in this wire format"
+                    f"{_offered(part.name)}; serve this reply only to an agent whose "
+                    "provider has the tool, or script a reply without it for this call"
+                )
+            elif kind == "text" and part.citations and not self.citations:
+                problem = (
+                    f"cannot send the citations of a text part in this wire format"
+                    f"{_offered(None)}; script the text without citations for this call"
+                )
+            else:
+                continue
+            raise self.error(problem, field=f"parts[{i}]")
 
     def fold(self, events: Sequence[SSEEvent]) -> dict[str, Any]:
         """The final JSON body of a stream (see :meth:`fold_detailed`)."""
