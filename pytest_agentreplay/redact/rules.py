@@ -196,9 +196,9 @@ _URL_PREFIX = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _SCHEME_RELATIVE = re.compile(r"//")
 _RELATIVE = ("/", "?", "./", "../")
 """How a relative URL reference starts (a path, a query, ``//host``)."""
-_URLISH = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://|[/?]|\.\.?/")
-""":data:`_URL_PREFIX` or :data:`_RELATIVE`, in one match: what a JSON string must start
-with for :meth:`Rules.url` to be asked about it."""
+_URLISH = re.compile("|".join([_URL_PREFIX.pattern, *map(re.escape, _RELATIVE)]))
+""":data:`_URL_PREFIX` or :data:`_RELATIVE`, in one match: how a string must start for
+:meth:`Rules.url` to be asked about it."""
 _EMBEDDED = re.compile(r"<([^<>]*)>|(?i:\burl=)([^;,\s]+)")
 """URL references inside a header value: ``<…>`` (``link``), ``url=…`` (``refresh``)."""
 _FORM_TYPE = "application/x-www-form-urlencoded"
@@ -320,7 +320,7 @@ class Rules:
         whole or inside ``<…>`` (a ``link``) or after ``url=`` (a ``refresh``). Issue 27:
         a relative redirect kept its token, though the docs promise query secrets are
         redacted."""
-        if _URL_PREFIX.match(value) or value.startswith(_RELATIVE):
+        if _URLISH.match(value) is not None:
             return self.url(value)
         if ("?" in value or "#" in value) and ("<" in value or "=" in value):
             out = _EMBEDDED.sub(self._embedded, value)
@@ -388,7 +388,7 @@ class Rules:
             return self._json_object(value)
         if isinstance(value, list):
             return _same_or_new(value, [self.json_value(v) for v in value])
-        if isinstance(value, str) and (_URL_PREFIX.match(value) or value.startswith(_RELATIVE)):
+        if isinstance(value, str) and _URLISH.match(value) is not None:
             return self.url(value)  # a signed or paginated URL, absolute or relative
         return value
 
