@@ -156,7 +156,11 @@ def _stop_json(stop: StopReason, ctx: RenderContext) -> str:
     written = _STOPS_WRITTEN.get(stop)
     if written is not None:
         return written
-    sequence = _stop_sequence(stop, ctx)
+    return _stop_members(stop, _stop_sequence(stop, ctx))
+
+
+def _stop_members(stop: StopReason, sequence: str | None) -> str:
+    """The members :func:`_stop_json` writes for ``stop`` and its matched ``sequence``."""
     return (
         f'"stop_reason":{encode_basestring(stop)},'
         f'"stop_sequence":{"null" if sequence is None else encode_basestring(sequence)},'
@@ -165,8 +169,7 @@ def _stop_json(stop: StopReason, ctx: RenderContext) -> str:
 
 
 _STOPS_WRITTEN = {
-    stop: f'"stop_reason":{encode_basestring(stop)},"stop_sequence":null,"stop_details":null'
-    for stop in ("end_turn", "tool_use", "max_tokens")
+    stop: _stop_members(stop, None) for stop in ("end_turn", "tool_use", "max_tokens")
 }
 """:func:`_stop_json` of the stop reasons that name no sequence and carry no details,
 written once."""
