@@ -163,6 +163,7 @@ class Delivery:
 
     @property
     def _paced(self) -> bool:
+        """Whether chunks go out at a pace (a delay, recorded timing), not when asked."""
         return bool(self.playback.delay or self.playback.schedule)
 
     @property
@@ -177,9 +178,8 @@ class Delivery:
         line deep in a cassette's stream, read as replay reaches it) ends the call
         ``cut`` after the events before it, and its error reaches the client."""
         self._chunks = chunks = self._iter_chunks(self._wait_sync)
-        pb = self.playback
         try:
-            if not (pb.delay or pb.schedule):  # not paced
+            if not self._paced:
                 for chunk, complete in chunks:
                     if self.ended is not None:
                         return
