@@ -5,18 +5,26 @@ there) and its byte-stream classes, and turns a :class:`~.playback.Playback` int
 that module's ``Response``: the patched transports (:mod:`.patch`) and aiohttp's
 hook (:mod:`.aio`, whose :class:`~.aio.AiohttpFamily` is one) hand it to the
 router, which answers through it.
+
+A body sent whole (one chunk, ready at once: a fake's or a cassette's JSON body with
+no fault) is played by a :class:`WholeBody` rather than a
+:class:`~.delivery.Delivery`: nothing to wait for, pace or cut, and it ends the call as
+a delivery would (bench/ W5: the delivery's generator and its steps were a tenth of
+what a fake adds to a call).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from operator import length_hint
 from typing import Any
 
+from .chunking import is_per_event
 from .delivery import Delivery
 from .playback import Playback
 from .tee import Tee
 
-__all__ = ["Family"]
+__all__ = ["Family", "WholeBody", "is_whole"]
 
 
 class Family:
@@ -34,6 +42,8 @@ class Family:
         self.module = module
         self.sync_stream = _sync_stream_class(module)
         self.async_stream = _async_stream_class(module)
+        self.sync_whole = _sync_whole_class(module)
+        self.async_whole = _async_whole_class(module)
         self._urls: dict[Any, str] = {}  # a URL's parts: its text (url_text)
         _PARSED[name] = _parts_class(module)
 
@@ -82,12 +92,18 @@ class Family:
 
     def start(self, request: Any, playback: Playback, *, sync: bool) -> Any:
         """The module's ``Response`` playing ``playback``, or its before-headers fault
-        raised (a read timeout while waiting for the status line)."""
+        raised (a read timeout while waiting for the status line). A body sent whole
+        is played by a :class:`WholeBody` (:func:`is_whole`), any other by a
+        :class:`~.delivery.Delivery`."""
         if playback.before_headers:  # the fault strikes before any response exists
             playback.ended(playback.ending, 0)
             raise self.cut() if playback.ending == "cut" else self.timeout()
-        delivery = Delivery(playback, self)
-        stream = self.sync_stream(delivery) if sync else self.async_stream(delivery)
+        stream: Any
+        if is_whole(playback):
+            stream = self.sync_whole(playback) if sync else self.async_whole(playback)
+        else:
+            delivery = Delivery(playback, self)
+            stream = self.sync_stream(delivery) if sync else self.async_stream(delivery)
         return self.module.Response(
             status_code=playback.status,
             headers=playback.headers,
@@ -113,6 +129,78 @@ def _parts_class(module: Any) -> type | None:
     except Exception:  # not a module whose URLs are built so
         return None
     return type(parts) if str(parts) == str(url) else None
+
+
+def is_whole(playback: Playback) -> bool:
+    """Whether ``playback`` is one chunk sent as it is and at once, to its end: one
+    event in a list, no gate to wait at, no pacing, no chunking policy that could cut
+    it, no fault, not relayed as it arrives. What a :class:`WholeBody` can play."""
+    events = playback.events
+    return (
+        type(events) is list
+        and len(events) == 1
+        and playback.deliver is None
+        and playback.ending == "complete"
+        and not playback.gates
+        and not playback.delay
+        and not playback.schedule
+        and not playback.arriving
+        and is_per_event(playback.chunker)
+    )
+
+
+class WholeBody:
+    """A body sent whole (:func:`is_whole`): its one chunk handed over when asked for,
+    the call ended when the client closes the response, as a
+    :class:`~.delivery.Delivery` ends it: ``completed`` (one event sent) when the chunk
+    was taken, ``cancelled`` when the client closed it unread.
+
+    Clients of both modules close the response once its body is read (``read()``,
+    ``iter_*``, the end of ``with client.stream(...)``); a response never closed stays
+    open in the fake's log, as a delivery's does, until the fake ends
+    (``close_open``)."""
+
+    def __init__(self, playback: Playback) -> None:
+        self.playback: Playback | None = playback
+        self.chunks: Iterator[bytes] = iter(playback.events)
+
+    def close(self) -> None:
+        """End the call (the first close only), and let go of the playback."""
+        playback, self.playback = self.playback, None
+        if playback is None:
+            return
+        taken = length_hint(self.chunks) == 0  # the one chunk was handed over
+        self.chunks = iter(())
+        playback.ended("completed" if taken else "cancelled", 1 if taken else 0)
+
+
+def _sync_whole_class(module: Any) -> type:
+    class WholeByteStream(WholeBody, module.SyncByteStream):  # type: ignore[misc]
+        """A :class:`WholeBody` as the module's sync byte stream."""
+
+        def __iter__(self) -> Iterator[bytes]:
+            return self.chunks
+
+    return WholeByteStream
+
+
+def _async_whole_class(module: Any) -> type:
+    class AsyncWholeByteStream(WholeBody, module.AsyncByteStream):  # type: ignore[misc]
+        """A :class:`WholeBody` as the module's async byte stream."""
+
+        def __aiter__(self) -> AsyncWholeByteStream:
+            return self
+
+        async def __anext__(self) -> bytes:
+            chunk = next(self.chunks, None)
+            if chunk is None:
+                raise StopAsyncIteration
+            return chunk
+
+        async def aclose(self) -> None:
+            self.close()
+
+    return AsyncWholeByteStream
 
 
 def _sync_stream_class(module: Any) -> type:

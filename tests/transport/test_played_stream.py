@@ -5,6 +5,9 @@ so only the cyclic garbage collector frees them. The delivery, its playback, hea
 and body used to hang from that cycle; a closed stream now holds a stand-in that
 reads as a closed delivery does (nothing more, no second ending), and the rest is
 freed by reference counting. A recording's tee is kept: its live body decides.
+
+Each test plays a body of one event (sent whole, by a ``WholeBody``) and of two (by a
+delivery).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import weakref
 from collections.abc import Iterator
 
 import httpx
+import pytest
 
 from pytest_agentreplay.transport.family import Family
 from pytest_agentreplay.transport.playback import Playback
@@ -24,18 +28,23 @@ FAMILY = Family("httpx", httpx)
 REQUEST = httpx.Request("POST", "https://api.example.com/v1/messages")
 
 
-def _playback(ends: list[tuple[str, int]]) -> Playback:
+BODIES = {"whole": [b'{"ok": true}'], "delivered": [b'{"ok": ', b"true}"]}
+bodies = pytest.mark.parametrize("body", list(BODIES))
+
+
+def _playback(ends: list[tuple[str, int]], body: str) -> Playback:
     return Playback(
         status=200,
         headers=[("content-type", "application/json")],
-        events=[b'{"ok": true}'],
+        events=list(BODIES[body]),
         on_end=lambda outcome, sent: ends.append((outcome, sent)),
     )
 
 
-def test_a_closed_sync_stream_frees_its_playback_without_the_collector() -> None:
+@bodies
+def test_a_closed_sync_stream_frees_its_playback_without_the_collector(body: str) -> None:
     ends: list[tuple[str, int]] = []
-    playback = _playback(ends)
+    playback = _playback(ends, body)
     watched = weakref.ref(playback)
     response = FAMILY.start(REQUEST, playback, sync=True)
     del playback
@@ -45,17 +54,18 @@ def test_a_closed_sync_stream_frees_its_playback_without_the_collector() -> None
         assert watched() is None  # freed at once, the response still alive
     finally:
         gc.enable()
-    assert ends == [("completed", 1)]
+    assert ends == [("completed", len(BODIES[body]))]
     assert list(response.stream) == []  # read again: nothing more, as a closed delivery
     response.stream.close()
-    assert ends == [("completed", 1)]  # and the call ended once
+    assert ends == [("completed", len(BODIES[body]))]  # and the call ended once
 
 
-def test_a_closed_async_stream_frees_its_playback_without_the_collector() -> None:
+@bodies
+def test_a_closed_async_stream_frees_its_playback_without_the_collector(body: str) -> None:
     ends: list[tuple[str, int]] = []
 
     async def run() -> list[bytes]:
-        playback = _playback(ends)
+        playback = _playback(ends, body)
         watched = weakref.ref(playback)
         response = FAMILY.start(REQUEST, playback, sync=False)
         del playback
@@ -70,12 +80,13 @@ def test_a_closed_async_stream_frees_its_playback_without_the_collector() -> Non
         assert asyncio.run(run()) == []
     finally:
         gc.enable()
-    assert ends == [("completed", 1)]
+    assert ends == [("completed", len(BODIES[body]))]
 
 
-def test_a_stream_closed_before_it_was_read_ends_the_call_cancelled_once() -> None:
+@bodies
+def test_a_stream_closed_before_it_was_read_ends_the_call_cancelled_once(body: str) -> None:
     ends: list[tuple[str, int]] = []
-    response = FAMILY.start(REQUEST, _playback(ends), sync=True)
+    response = FAMILY.start(REQUEST, _playback(ends, body), sync=True)
     response.close()
     assert ends == [("cancelled", 0)]
     assert list(response.stream) == []
