@@ -218,11 +218,7 @@ class Holds:
         index, after_events)``. Issue 20: a forgotten ``release()`` was reported as
         "1 scripted reply never requested" although the call came and was held."""
         with self._lock:
-            return [
-                self._owners[id(g)]
-                for g in self._gates
-                if id(g) in self._owners and g.reached.is_set()
-            ]
+            return [self._owners[id(g)] for g in self._gates if id(g) in self._owners and g.reached]
 
     def release(self) -> None:
         """Let every held call continue; later stalls hold again."""

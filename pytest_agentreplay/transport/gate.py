@@ -24,21 +24,29 @@ class Gate:
     """A one-way door, shared between threads and event loops.
 
     Deliveries block on it (:meth:`wait` / :meth:`wait_async`) until :meth:`open`;
-    :attr:`reached` is set as soon as anyone starts waiting, which is what
-    ``wait_blocked()`` in a test waits for.
+    :attr:`reached` is true as soon as anyone starts waiting (``on_reach`` is called
+    then: what ``wait_blocked()`` in a test waits for).
     """
 
     def __init__(self, on_reach: Callable[[], None] | None = None) -> None:
+        # Two flags under the lock, not two Events: nobody waits on them (a waiter
+        # blocks on its own ``wake``), and every fake and cassette makes gates it never
+        # uses (bench/ W4, W5: an Event is a Condition and a lock to build).
         self._lock = threading.Lock()
-        self._opened = threading.Event()
-        self.reached = threading.Event()
+        self._opened = False
+        self._reached = False
         self._on_reach = on_reach
         self._wakers: list[Callable[[], None]] = []
+
+    @property
+    def reached(self) -> bool:
+        """Whether anyone has started waiting here (and so been held, unless open)."""
+        return self._reached
 
     def open(self) -> None:
         """Let every waiter (present and future) through."""
         with self._lock:
-            self._opened.set()
+            self._opened = True
             wakers, self._wakers = self._wakers, []
         for wake in wakers:
             wake()
@@ -46,10 +54,10 @@ class Gate:
     def _register(self, wake: Callable[[], None]) -> bool:
         """Register a waker; ``False`` if the gate is already open."""
         with self._lock:
-            if self._opened.is_set():
+            if self._opened:
                 return False
             self._wakers.append(wake)
-            self.reached.set()
+            self._reached = True
         if self._on_reach is not None:
             self._on_reach()
         return True

@@ -52,7 +52,7 @@ class ToolHolds:
         """Let call ``index`` go (it was cancelled); the others stay held."""
         with self._lock:
             gate = self._gates.pop(index, None)
-            if not any(g.reached.is_set() for g in self._gates.values()):
+            if not any(g.reached for g in self._gates.values()):
                 self.holding.clear()
         if gate is not None:
             gate.open()
@@ -69,7 +69,7 @@ class ToolHolds:
     def held(self) -> list[int]:
         """The calls waiting now."""
         with self._lock:
-            return sorted(i for i, g in self._gates.items() if g.reached.is_set())
+            return sorted(i for i, g in self._gates.items() if g.reached)
 
     def wait(self, timeout: float | None) -> bool:
         """Wait until a call is held; ``False`` on timeout."""
