@@ -411,10 +411,19 @@ class FakeModel(Serving):
         if block is not None and block[1] is None:
             return Deferred(
                 gate=block[0],
-                then=lambda: self._play(index, codec, parsed, request),
+                then=lambda: self._play_held(index, codec, parsed, request),
                 cancelled=lambda: self._log.ended(index, "cancelled", 0, None),
             )
         return self._play(index, codec, parsed, request, block=block)
+
+    def _play_held(
+        self, index: int, codec: Codec, request: RequestFacts, http: HTTPRequest
+    ) -> Playback:
+        """:meth:`_play` for a call held before its first byte (``block()``), once let
+        go: a :meth:`reset` while it was held forgot it, and it belongs to no script."""
+        if self._log.forgotten(index):
+            return Playback(status=503, headers=[], events=[], ending="cut", before_headers=True)
+        return self._play(index, codec, request, http)
 
     async def respond_async(self, request: HTTPRequest) -> Playback | Deferred:
         return self.respond(request)
@@ -463,8 +472,6 @@ class FakeModel(Serving):
         *,
         block: tuple[Gate, int | None] | None = None,
     ) -> Playback:
-        if self._log.forgotten(index):  # held across a reset(): it belongs to no script
-            return Playback(status=503, headers=[], events=[], ending="cut", before_headers=True)
         reply = self._script.next_reply(request.stream)
         if reply is None:  # the script ran out
             reply = self._past_the_end(index, codec, request, http)
