@@ -350,20 +350,16 @@ def _blocking_router() -> Router | None:
 # --- one request, as the patched transports hand it over ----------------------------
 
 
-def _view(family: Family, request: Any, content: bytes) -> HTTPRequest:
-    """``request`` of ``family``'s module as a handler sees it."""
-    return HTTPRequest.from_wire(
-        request.method, family.url_text(request.url), request.headers.raw, content, family.name
-    )
-
-
 def _handle(family: Family, transport: Any, request: Any) -> Any:
     """A sync request: served by a handler, let out live (and maybe recorded), or refused."""
     __tracebackhide__ = True  # its arguments' repr holds the raw URL, secrets included
-    router = active_router()
+    router = _stack[-1] if _stack else None  # active_router(), asked by every request
     if router is None:
         return family.send(transport, request)
-    view = _view(family, request, request.read())
+    content = request.read()
+    view = HTTPRequest.from_wire(  # the request as a handler sees it, whatever its module
+        request.method, family.url_text(request.url), request.headers.raw, content, family.name
+    )
     handler = router.route(view)
     if handler is None:
         router.check_live(view)
@@ -379,10 +375,13 @@ def _handle(family: Family, transport: Any, request: Any) -> Any:
 async def _handle_async(family: Family, transport: Any, request: Any) -> Any:
     """:func:`_handle` for an async request."""
     __tracebackhide__ = True
-    router = active_router()
+    router = _stack[-1] if _stack else None
     if router is None:
         return await family.send_async(transport, request)
-    view = _view(family, request, await request.aread())
+    content = await request.aread()
+    view = HTTPRequest.from_wire(
+        request.method, family.url_text(request.url), request.headers.raw, content, family.name
+    )
     handler = router.route(view)
     if handler is None:
         router.check_live(view)
