@@ -76,8 +76,13 @@ def loads(text: str | bytes) -> Any:
     keyword arguments: an empty ``**kwargs`` is a dict made on every call, and a fake
     reads every request's body here.)"""
     # depth(text) in its two steps: text with fewer brackets than the limit (the usual
-    # text) cannot nest deeper, and is not walked
-    if _brackets(text) > MAX_DEPTH and _nesting(text, MAX_DEPTH) > MAX_DEPTH:
+    # text) cannot nest deeper, and is not walked (_brackets, without the call)
+    brackets = (
+        text.count("[") + text.count("{")
+        if isinstance(text, str)
+        else text.count(b"[") + text.count(b"{")
+    )
+    if brackets > MAX_DEPTH and _nesting(text, MAX_DEPTH) > MAX_DEPTH:
         raise TooDeepError(MAX_DEPTH)
     if isinstance(text, bytes) and text[:1] in _OPENERS and text[1:2] != b"\x00":
         # What json.loads decodes such bytes as (no BOM, no NUL among the first two: its
