@@ -16,7 +16,6 @@ what a fake adds to a call).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from operator import length_hint
 from typing import Any
 
 from .chunking import is_per_event
@@ -150,27 +149,31 @@ def is_whole(playback: Playback) -> bool:
 
 
 class WholeBody:
-    """A body sent whole (:func:`is_whole`): its one chunk handed over when asked for,
-    the call ended when the client closes the response, as a
-    :class:`~.delivery.Delivery` ends it: ``completed`` (one event sent) when the chunk
-    was taken, ``cancelled`` when the client closed it unread.
-
-    Clients of both modules close the response once its body is read (``read()``,
-    ``iter_*``, the end of ``with client.stream(...)``); a response never closed stays
-    open in the fake's log, as a delivery's does, until the fake ends
-    (``close_open``)."""
+    """A body sent whole (:func:`is_whole`): its one chunk handed over when first asked
+    for. The call ends as a :class:`~.delivery.Delivery` ends it: ``completed`` (one
+    event sent) when the client asks past the chunk or closes the response after taking
+    it, ``cancelled`` when the client closes it unread; once."""
 
     def __init__(self, playback: Playback) -> None:
         self.playback: Playback | None = playback
-        self.chunks: Iterator[bytes] = iter(playback.events)
+        self.chunk: bytes | None = playback.events[0]  # type: ignore[index]
+
+    def take(self) -> bytes | None:
+        """The chunk, the first time; then ``None``, and the call has ended."""
+        chunk = self.chunk
+        if chunk is None:
+            self.close()  # asked past the end: the body was sent whole
+            return None
+        self.chunk = None
+        return chunk
 
     def close(self) -> None:
-        """End the call (the first close only), and let go of the playback."""
+        """End the call (the first ending only), and let go of the playback."""
         playback, self.playback = self.playback, None
         if playback is None:
             return
-        taken = length_hint(self.chunks) == 0  # the one chunk was handed over
-        self.chunks = iter(())
+        taken = self.chunk is None
+        self.chunk = None
         playback.ended("completed" if taken else "cancelled", 1 if taken else 0)
 
 
@@ -178,8 +181,14 @@ def _sync_whole_class(module: Any) -> type:
     class WholeByteStream(WholeBody, module.SyncByteStream):  # type: ignore[misc]
         """A :class:`WholeBody` as the module's sync byte stream."""
 
-        def __iter__(self) -> Iterator[bytes]:
-            return self.chunks
+        def __iter__(self) -> WholeByteStream:
+            return self
+
+        def __next__(self) -> bytes:
+            chunk = self.take()
+            if chunk is None:
+                raise StopIteration
+            return chunk
 
     return WholeByteStream
 
@@ -192,7 +201,7 @@ def _async_whole_class(module: Any) -> type:
             return self
 
         async def __anext__(self) -> bytes:
-            chunk = next(self.chunks, None)
+            chunk = self.take()
             if chunk is None:
                 raise StopAsyncIteration
             return chunk

@@ -139,6 +139,25 @@ def test_an_async_client_reads_and_ends_a_whole_body_as_a_delivery(
 
 
 @pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.name)
+def test_a_body_read_to_its_end_by_hand_and_never_closed_ended_completed(family: Family) -> None:
+    outcomes = []
+    for play in (_delivered, _started):
+        ends: Ends = []
+        response = play(family, _playback(ends), sync=True)
+        assert list(response.stream) == [BODY]  # no close: the end of the body ends it
+        outcomes.append(ends)
+    assert outcomes == [[("completed", 1)]] * 2
+
+    async def run(play: Callable[..., Any]) -> Ends:
+        ends: Ends = []
+        response = play(family, _playback(ends), sync=False)
+        assert [chunk async for chunk in response.stream] == [BODY]
+        return ends
+
+    assert [asyncio.run(run(_delivered)), asyncio.run(run(_started))] == [[("completed", 1)]] * 2
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.name)
 def test_a_whole_body_is_played_by_a_whole_body(family: Family) -> None:
     sync = _started(family, _playback([]), sync=True)
     asynchronous = _started(family, _playback([]), sync=False)
