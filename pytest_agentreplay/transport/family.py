@@ -15,6 +15,7 @@ what a fake adds to a call).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
@@ -168,13 +169,19 @@ class WholeBody:
         return chunk
 
     def close(self) -> None:
-        """End the call (the first ending only), and let go of the playback."""
-        playback, self.playback = self.playback, None
-        if playback is None:
-            return
-        taken = self.chunk is None
-        self.chunk = None
-        playback.ended("completed" if taken else "cancelled", 1 if taken else 0)
+        """End the call (the first ending only, whichever thread closes it), and let go
+        of the playback."""
+        with _ENDING:
+            playback, self.playback = self.playback, None
+            taken = self.chunk is None
+            self.chunk = None
+        if playback is not None:
+            playback.ended("completed" if taken else "cancelled", 1 if taken else 0)
+
+
+_ENDING = threading.Lock()
+"""Makes a whole body's first ending the one that counts when threads close it at once
+(the swap is not one step without the GIL); one for every body, as a delivery's."""
 
 
 def _sync_whole_class(module: Any) -> type:
