@@ -255,6 +255,8 @@ class Reply(Frozen):
     @model_validator(mode="after")
     def _valid(self) -> Reply:
         ServerToolCall.check_ids(self.parts)
+        if self.event_fields is None:  # the usual reply: no encoder made (bench/ W5)
+            return self
         try:
             json.dumps(self.event_fields, allow_nan=False)
         except (TypeError, ValueError) as exc:
