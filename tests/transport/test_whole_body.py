@@ -161,9 +161,8 @@ def test_a_body_read_to_its_end_by_hand_and_never_closed_ended_completed(family:
 def test_a_whole_body_is_played_by_a_whole_body(family: Family) -> None:
     sync = _started(family, _playback([]), sync=True)
     asynchronous = _started(family, _playback([]), sync=False)
-    assert isinstance(sync.stream, WholeBody) and isinstance(
-        sync.stream, family.module.SyncByteStream
-    )
+    assert isinstance(sync.stream, WholeBody)
+    assert isinstance(sync.stream, family.module.SyncByteStream)
     assert isinstance(asynchronous.stream, WholeBody)
     assert isinstance(asynchronous.stream, family.module.AsyncByteStream)
 
