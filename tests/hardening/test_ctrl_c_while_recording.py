@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
@@ -20,6 +19,7 @@ import yaml
 
 from pytest_agentreplay import Reply
 from tests.cassettes._plugin_runs import PRELUDE, cassette, results, run
+from tests.children import PYTEST_HEARING_CTRL_C
 from tests.servers import ProviderServer
 
 pytest_plugins = ["pytester"]
@@ -43,7 +43,7 @@ def test_stream(agentreplay):
 
 def _interrupt_mid_stream(pytester: pytest.Pytester, server: ProviderServer) -> str:
     """Record in a subprocess; SIGINT it once three events have gone out."""
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p"]
+    command = [*PYTEST_HEARING_CTRL_C, "-p", "no:cacheprovider", "-p"]
     command += ["pytest_agentreplay.plugin", "--agentreplay-record-mode=once"]
     env = {**os.environ, "AR_SERVER": server.url, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     child = subprocess.Popen(

@@ -15,13 +15,13 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
 from pytest_agentreplay import Reply
 from tests.cassettes._plugin_runs import PRELUDE, cassette, interactions, run, run_subprocess
+from tests.children import PYTEST_HEARING_CTRL_C
 from tests.servers import ProviderServer
 
 pytest_plugins = ["pytester"]
@@ -61,7 +61,7 @@ def _recorded(pytester: pytest.Pytester, server: ProviderServer) -> str:
 
 def _sigint_mid_stream(pytester: pytest.Pytester, server: ProviderServer, mode: str) -> str:
     """Re-record in a subprocess; SIGINT it once three events have gone out."""
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p"]
+    command = [*PYTEST_HEARING_CTRL_C, "-p", "no:cacheprovider", "-p"]
     command += ["pytest_agentreplay.plugin", f"--agentreplay-record-mode={mode}"]
     env = {**os.environ, "AR_SERVER": server.url, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     server.add(Reply.text(" ".join(f"new{i}" for i in range(40))), delay=0.1)
