@@ -23,7 +23,7 @@ from .chunking import Chunking, is_per_event
 from .gate import Gate
 from .playback import Playback
 
-__all__ = ["Delivery", "FaultRaiser"]
+__all__ = ["ENDING", "Delivery", "FaultRaiser"]
 
 
 class FaultRaiser(Protocol):
@@ -57,7 +57,7 @@ class Delivery:
 
     def end(self, outcome: str) -> None:
         """Record how the call ended; only the first ending counts."""
-        with _ENDING:
+        with ENDING:
             if self.ended is not None:
                 return
             self.ended = outcome
@@ -254,7 +254,7 @@ class Delivery:
 
 _OUTCOME = {"complete": "completed", "cut": "cut", "timeout": "timeout"}
 
-_ENDING = threading.Lock()
-"""Makes a delivery's first ending the one that counts (:meth:`Delivery.end`). One for
-every delivery: a call ends once, its callback runs outside it, and a lock made for
-each delivery was made on every call (bench/ W5)."""
+ENDING = threading.Lock()
+"""Makes a body's first ending the one that counts (:meth:`Delivery.end`, and
+:class:`~.family.WholeBody`'s close). One for every body: a call ends once, its callback
+runs outside it, and a lock made for each body was made on every call (bench/ W5)."""

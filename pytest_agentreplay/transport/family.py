@@ -15,12 +15,11 @@ what a fake adds to a call).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 from .chunking import is_per_event
-from .delivery import Delivery
+from .delivery import ENDING, Delivery
 from .playback import Playback
 from .tee import Tee
 
@@ -171,17 +170,12 @@ class WholeBody:
     def close(self) -> None:
         """End the call (the first ending only, whichever thread closes it), and let go
         of the playback."""
-        with _ENDING:
+        with ENDING:  # the first of two threads closing it at once ends the call
             playback, self.playback = self.playback, None
             taken = self.chunk is None
             self.chunk = None
         if playback is not None:
             playback.ended("completed" if taken else "cancelled", 1 if taken else 0)
-
-
-_ENDING = threading.Lock()
-"""Makes a whole body's first ending the one that counts when threads close it at once
-(the swap is not one step without the GIL); one for every body, as a delivery's."""
 
 
 def _sync_whole_class(module: Any) -> type:
