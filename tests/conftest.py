@@ -1,5 +1,6 @@
 """Suite-wide settings: a bounded, derandomized hypothesis profile for CI; one copy of
-the package for in-process pytester runs."""
+the package for in-process pytester runs; ``ast.parse`` kept to one thread at a time
+where CPython needs it (:mod:`tests.ast_lock`)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,11 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import pytest_agentreplay
+from tests import ast_lock
 from tests.garbage import collect_garbage
 from tests.servers import ProviderServer, provider_server
+
+ast_lock.install()
 
 settings.register_profile(
     "ci",
