@@ -150,46 +150,43 @@ def is_whole(playback: Playback) -> bool:
 
 class WholeBody:
     """A body sent whole (:func:`is_whole`): its one chunk handed over when first asked
-    for. The call ends as a :class:`~.delivery.Delivery` ends it: ``completed`` (one
-    event sent) when the client asks past the chunk or closes the response after taking
-    it, ``cancelled`` when the client closes it unread; once."""
+    for. The call ends as a :class:`~.delivery.Delivery` ends it, once: ``completed``
+    (one event sent) when the chunk is handed over, for the body has then been sent
+    whole; ``cancelled`` when the client closes the response unread."""
 
     def __init__(self, playback: Playback) -> None:
         self.playback: Playback | None = playback
         self.chunk: bytes | None = playback.events[0]  # type: ignore[index]
 
     def take(self) -> bytes | None:
-        """The chunk, the first time; then ``None``, and the call has ended."""
-        chunk = self.chunk
-        if chunk is None:
-            self.close()  # asked past the end: the body was sent whole
-            return None
-        self.chunk = None
+        """The chunk, the first time (the call ends ``completed``); then ``None``."""
+        with ENDING:  # the first of two threads ending it at once ends the call
+            playback, self.playback = self.playback, None
+            chunk, self.chunk = self.chunk, None
+        if playback is not None:
+            playback.ended("completed", 1)
         return chunk
 
     def close(self) -> None:
-        """End the call (the first ending only, whichever thread closes it), and let go
-        of the playback."""
-        with ENDING:  # the first of two threads closing it at once ends the call
+        """End a call whose chunk was never taken ``cancelled``, and let go of the
+        playback; nothing when the call has ended."""
+        if self.playback is None:  # taken or closed already: the usual close
+            return
+        with ENDING:
             playback, self.playback = self.playback, None
-            taken = self.chunk is None
             self.chunk = None
         if playback is not None:
-            playback.ended("completed" if taken else "cancelled", 1 if taken else 0)
+            playback.ended("cancelled", 0)
 
 
 def _sync_whole_class(module: Any) -> type:
     class WholeByteStream(WholeBody, module.SyncByteStream):  # type: ignore[misc]
         """A :class:`WholeBody` as the module's sync byte stream."""
 
-        def __iter__(self) -> WholeByteStream:
-            return self
-
-        def __next__(self) -> bytes:
+        def __iter__(self) -> Iterator[bytes]:
             chunk = self.take()
-            if chunk is None:
-                raise StopIteration
-            return chunk
+            if chunk is not None:
+                yield chunk
 
     return WholeByteStream
 
@@ -198,14 +195,10 @@ def _async_whole_class(module: Any) -> type:
     class AsyncWholeByteStream(WholeBody, module.AsyncByteStream):  # type: ignore[misc]
         """A :class:`WholeBody` as the module's async byte stream."""
 
-        def __aiter__(self) -> AsyncWholeByteStream:
-            return self
-
-        async def __anext__(self) -> bytes:
+        async def __aiter__(self) -> AsyncIterator[bytes]:
             chunk = self.take()
-            if chunk is None:
-                raise StopAsyncIteration
-            return chunk
+            if chunk is not None:
+                yield chunk
 
         async def aclose(self) -> None:
             self.close()
