@@ -477,19 +477,30 @@ class FakeModel(Serving):
             reply = self._past_the_end(index, codec, request, http)
         # built positionally, on every call: no keywords to match (bench/ W5)
         ctx = RenderContext(request.model or "fake-model", request, self._ids)
-        plan = answer.Plan(
-            self.chunker,
-            self.event_delay,
-            self._holds.stall,
-            lambda outcome, sent: self._log.ended(index, outcome, sent, reply),
-            {block[1]: block[0]} if block is not None and block[1] is not None else {},
-        )
+        log = self._log
+
+        def on_end(outcome: str, sent: int) -> None:
+            log.ended(index, outcome, sent, reply)
+
         try:
-            playback = answer.for_reply(codec, reply, ctx, plan, streaming=request.stream)
+            if block is None and reply.fault is None and not request.stream:  # the usual call
+                playback = answer.json_answer(
+                    codec, reply, ctx, chunker=self.chunker, delay=self.event_delay, on_end=on_end
+                )
+            else:
+                plan = self._plan(on_end, block)
+                playback = answer.for_reply(codec, reply, ctx, plan, streaming=request.stream)
         except CodecError as exc:  # a part this provider cannot send: refuse, never drop it
+            plan = self._plan(on_end, block)
             playback = self._refuse(codec, reply, exc, http, ctx=ctx, plan=plan)
-        self._log.answered(index, None if playback.before_headers else playback.status)
+        log.answered(index, None if playback.before_headers else playback.status)
         return playback
+
+    def _plan(self, on_end: answer.OnEnd, block: tuple[Gate, int | None] | None) -> answer.Plan:
+        """How a call's answer is played: chunking, pacing, the stall gate, who hears
+        its ending, and the gate of a ``block(after_events=...)`` holding it."""
+        gates = {block[1]: block[0]} if block is not None and block[1] is not None else {}
+        return answer.Plan(self.chunker, self.event_delay, self._holds.stall, on_end, gates)
 
     def _count_tokens(self, request: HTTPRequest, codec: Codec) -> Playback:
         """A token count, answered from the request alone (Gemini's ``countTokens``):

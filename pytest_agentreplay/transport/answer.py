@@ -349,17 +349,45 @@ def _json_reply(
     return playback
 
 
+def json_answer(
+    codec: Codec,
+    reply: Reply,
+    ctx: RenderContext,
+    *,
+    chunker: Chunker,
+    delay: float,
+    on_end: OnEnd,
+) -> Playback:
+    """:func:`for_reply` of a reply with no fault, not streamed and held by nothing: its
+    JSON body played to its end. The usual call to a fake, answered without building a
+    :class:`Plan` (bench/ W5). Raises :class:`~..errors.CodecError` as ``for_reply``."""
+    body = codec.body_wire(reply, ctx)
+    return _whole_json(codec, body, ctx, chunker=chunker, gates={}, delay=delay, on_end=on_end)
+
+
 def _json_body(codec: Codec, body: bytes, ctx: RenderContext, plan: Plan) -> Playback:
-    """A JSON ``body`` played to its end, with the codec's headers and its length: what
-    :func:`_json_reply` sends, before a fault changes it."""
+    """:func:`_whole_json` as ``plan`` plays it: what :func:`_json_reply` sends, before
+    a fault changes it."""
+    gates = dict(plan.extra_gates) if plan.extra_gates else {}
+    return _whole_json(
+        codec, body, ctx, chunker=plan.chunker, gates=gates, delay=plan.delay, on_end=plan.on_end
+    )
+
+
+def _whole_json(
+    codec: Codec,
+    body: bytes,
+    ctx: RenderContext,
+    *,
+    chunker: Chunker,
+    gates: dict[int, Gate],
+    delay: float,
+    on_end: OnEnd | None,
+) -> Playback:
+    """A JSON ``body`` played to its end, with the codec's headers and its length."""
     headers = list(codec.response_headers(ctx, streaming=False).items())  # _headers()
     headers.append(("content-length", str(len(body))))
+    # built positionally: no keywords to match (bench/ W5)
     return Playback(
-        status=200,
-        headers=headers,
-        events=[body],
-        chunker=plan.chunker,
-        gates=dict(plan.extra_gates) if plan.extra_gates else {},
-        delay=plan.delay,
-        on_end=plan.on_end,
+        200, headers, [body], None, "complete", False, chunker, gates, delay, None, on_end
     )
