@@ -153,14 +153,27 @@ class FolderCodec(Codec):
     ``server_tools`` and ``citations`` are its catalog entry's."""
 
     roles: ClassVar[Roles]
+    _check_only: ClassVar[Any] = None
+    """The request role's ``check_only``, where :meth:`check_call` uses it (a function)."""
+    _body_wire: ClassVar[Any] = None
+    """The render role's ``body_wire``, where :meth:`body_wire` uses it (a function)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """A codec class that names its provider takes its capabilities from its entry."""
+        """A codec class that names its provider takes its capabilities from its entry;
+        the role functions its calls use are looked up once, here, not on every call
+        (bench/ W5)."""
         super().__init_subclass__(**kwargs)
         entry = next((e for e in CATALOG.values() if e.name == cls.__dict__.get("provider")), None)
         if entry is not None:
             cls.server_tools = entry.server_tools
             cls.citations = entry.citations
+        roles = getattr(cls, "roles", None)
+        own_parse = cls.parse_call is not FolderCodec.parse_call
+        own_render = cls.render_body is not FolderCodec.render_body
+        check = None if roles is None or own_parse else getattr(roles.request, "check_only", None)
+        wire = None if roles is None or own_render else getattr(roles.render, "body_wire", None)
+        cls._check_only = None if check is None else staticmethod(check)
+        cls._body_wire = None if wire is None else staticmethod(wire)
 
     def handles(self, method: str, path: str) -> bool:
         """Whether ``method path`` is a model call in this format (see :mod:`.routes`)."""
@@ -178,8 +191,8 @@ class FolderCodec(Codec):
         """The request checked, by the request role's ``check_only`` where it has one
         (its ``parse`` without building the models), else parsed (always, for a subclass
         that parses in its own way)."""
-        check = getattr(self.roles.request, "check_only", None)
-        if check is None or type(self).parse_call is not FolderCodec.parse_call:
+        check = self._check_only
+        if check is None:
             return self.parse_call(method, target, body)
         return check(self, target, body)  # type: ignore[no-any-return]
 
@@ -220,8 +233,8 @@ class FolderCodec(Codec):
         """:meth:`render_body` as the bytes sent: written by the render role where it
         offers ``body_wire``, else the body encoded (always, for a subclass that renders
         its own body). A reply the format cannot send is refused at once."""
-        wire = getattr(self.roles.render, "body_wire", None)
-        if wire is None or type(self).render_body is not FolderCodec.render_body:
+        wire = self._body_wire
+        if wire is None:
             return super().body_wire(reply, ctx)
         self.check_renders(reply)
         return wire(self, reply, ctx)  # type: ignore[no-any-return]
