@@ -160,6 +160,8 @@ class WholeBody:
 
     def take(self) -> bytes | None:
         """The chunk, the first time (the call ends ``completed``); then ``None``."""
+        if self.chunk is None:  # taken or closed: the call has ended
+            return None
         with ENDING:  # the first of two threads ending it at once ends the call
             playback, self.playback = self.playback, None
             chunk, self.chunk = self.chunk, None
@@ -195,10 +197,14 @@ def _async_whole_class(module: Any) -> type:
     class AsyncWholeByteStream(WholeBody, module.AsyncByteStream):  # type: ignore[misc]
         """A :class:`WholeBody` as the module's async byte stream."""
 
-        async def __aiter__(self) -> AsyncIterator[bytes]:
+        def __aiter__(self) -> AsyncWholeByteStream:
+            return self  # not an async generator: one left unfinished needs no event loop
+
+        async def __anext__(self) -> bytes:
             chunk = self.take()
-            if chunk is not None:
-                yield chunk
+            if chunk is None:
+                raise StopAsyncIteration
+            return chunk
 
         async def aclose(self) -> None:
             self.close()
