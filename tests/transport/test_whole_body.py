@@ -158,6 +158,26 @@ def test_a_body_read_to_its_end_by_hand_and_never_closed_ended_completed(family:
 
 
 @pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.name)
+def test_a_whole_body_ends_its_call_when_its_chunk_is_handed_over(family: Family) -> None:
+    """The body has been sent once its one chunk is taken: the call ends ``completed``
+    then, sync and async, whatever the client does next (here: nothing)."""
+    ends: Ends = []
+    response = _started(family, _playback(ends), sync=True)
+    chunks = iter(response.stream)
+    assert ends == []  # asked for nothing yet
+    assert next(chunks) == BODY
+    assert ends == [("completed", 1)]
+
+    async def run() -> Ends:
+        ends: Ends = []
+        response = _started(family, _playback(ends), sync=False)
+        assert await response.stream.__aiter__().__anext__() == BODY
+        return ends
+
+    assert asyncio.run(run()) == [("completed", 1)]
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.name)
 def test_a_whole_body_is_played_by_a_whole_body(family: Family) -> None:
     sync = _started(family, _playback([]), sync=True)
     asynchronous = _started(family, _playback([]), sync=False)
