@@ -96,7 +96,9 @@ class WireRenderRole(RenderRole, Protocol):
     """A ``render.py`` that also writes its stream as bytes, each event in one step,
     without building the events (``iter_wire``): the fake's stream without a fault.
     It may write its JSON body as bytes too (``body_wire``, looked up by name: see
-    :meth:`FolderCodec.body_wire`)."""
+    :meth:`FolderCodec.body_wire`); its ``body_wire`` refuses a reply the format cannot
+    send itself (:meth:`~.base.Codec.check_renders`), so that a reply of plain text,
+    which every format sends, is not looked over twice."""
 
     def iter_wire(self, codec: Codec, reply: Reply, ctx: RenderContext) -> Iterator[bytes]:
         """:meth:`RenderRole.iter_events`, each event as the bytes
@@ -232,11 +234,11 @@ class FolderCodec(Codec):
     def body_wire(self, reply: Reply, ctx: RenderContext) -> bytes:
         """:meth:`render_body` as the bytes sent: written by the render role where it
         offers ``body_wire``, else the body encoded (always, for a subclass that renders
-        its own body). A reply the format cannot send is refused at once."""
+        its own body). A reply the format cannot send is refused at once (by the role's
+        ``body_wire`` itself: see :class:`WireRenderRole`)."""
         wire = self._body_wire
         if wire is None:
             return super().body_wire(reply, ctx)
-        self.check_renders(reply)
         return wire(self, reply, ctx)  # type: ignore[no-any-return]
 
     def fold_detailed(self, events: Sequence[SSEEvent], *, strict: bool = False) -> Folded:

@@ -208,10 +208,12 @@ def body_wire(codec: Codec, reply: Reply, ctx: RenderContext) -> bytes:
     object built for the message, its text blocks or its usage: bench/ W5). A reply of
     plain text only (no citations), the usual one, is written in one step: it draws one
     id, names no tool and no container, and its blocks are its texts (the parts are
-    looked at once, not once for each thing the body says of them)."""
+    looked at once, not once for each thing the body says of them). Refuses a reply the
+    format cannot send (``Codec.check_renders``), as ``FolderCodec.body_wire`` asks."""
     texts = []
     for part in reply.parts:  # a loop, not a comprehension: no function called
         if type(part) is not Text or part.citations:
+            codec.check_renders(reply)  # plain text needs no check: every format sends it
             return _body_wire(reply, ctx)
         texts.append(part.text)
     # plain text: the ids drawn as _plan draws them (the message's, and no other)
@@ -225,12 +227,13 @@ def body_wire(codec: Codec, reply: Reply, ctx: RenderContext) -> bytes:
         if texts
         else ""
     )
-    # no server tool in plain text
+    # no server tool in plain text, and no tool call to stop for (Reply.stop_reason)
+    stop = "end_turn" if reply.stop is None else reply.stop
     usage_json = _usage_json(usage, output_tokens=usage.output_tokens, start=True, end=True)
     return (
         f'{{"model":{encode_basestring(model)},"id":{encode_basestring(ident)},'
         f'"type":"message","role":"assistant","content":[{content}],'
-        f'{_stop_json(reply.stop_reason, ctx)},"usage":{usage_json}}}'
+        f'{_stop_json(stop, ctx)},"usage":{usage_json}}}'
     ).encode()
 
 
