@@ -19,6 +19,7 @@ from pytest_agentreplay.errors import CodecError
 from pytest_agentreplay.neutral import PROVIDERS, Provider, Request
 from pytest_agentreplay.neutral.parts import Citation, ServerToolCall, Text, Thinking, ToolCall
 from pytest_agentreplay.providers import Codec, IdFactory, RenderContext, codec_for
+from pytest_agentreplay.providers.anthropic.codec import AnthropicCodec
 from pytest_agentreplay.providers.openai.chat.codec import OpenAIChatCodec
 from pytest_agentreplay.sse import SSEEvent, encode
 
@@ -162,6 +163,38 @@ def test_a_codec_of_its_own_refuses_in_body_wire_what_the_format_cannot_send() -
     assert json.loads(codec.body_wire(Reply.text("fine"), _context(codec, "openai_chat"))) == {
         "text": "fine"
     }
+
+
+class _AnthropicGateway(AnthropicCodec):
+    """Anthropic's format without its server tools or citations (a gateway's): its
+    render role's ``body_wire`` is used, and must check the reply itself."""
+
+    server_tools = frozenset()
+    citations = False
+
+
+@pytest.mark.parametrize(
+    ("part", "says"),
+    [
+        (ServerToolCall.web_search("q"), "provider-side 'web_search'"),
+        (Text(text="Rain.", citations=[Citation(url="https://example.org")]), "citations"),
+    ],
+    ids=["server tool", "citations"],
+)
+def test_a_render_role_s_body_wire_refuses_what_its_codec_cannot_send(
+    part: ServerToolCall | Text, says: str
+) -> None:
+    """``FolderCodec.body_wire`` leaves the check to the render role's ``body_wire`` (a
+    plain text reply is not looked over twice): a codec of Anthropic's format that cannot
+    send a part refuses it there, naming the part, and still writes plain text."""
+    codec = _AnthropicGateway()
+    ctx = _context(codec, "anthropic")
+    with pytest.raises(CodecError, match=says) as info:
+        codec.body_wire(Reply(parts=[Text(text="Looking."), part]), ctx)
+    assert info.value.field == "parts[1]"
+    assert json.loads(codec.body_wire(Reply.text("fine"), ctx))["content"] == [
+        {"type": "text", "text": "fine"}
+    ]
 
 
 def _pulled(events: Iterator[bytes]) -> tuple[list[bytes], type[BaseException] | None]:
