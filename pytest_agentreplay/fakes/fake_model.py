@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from urllib.parse import urlsplit
 
 from .. import jsonparse
@@ -478,9 +478,7 @@ class FakeModel(Serving):
         # built positionally, on every call: no keywords to match (bench/ W5)
         ctx = RenderContext(request.model or "fake-model", request, self._ids)
         log = self._log
-
-        def on_end(outcome: str, sent: int) -> None:
-            log.ended(index, outcome, sent, reply)
+        on_end = partial(log.ended, index, reply=reply)  # (outcome, sent): no frame of ours
 
         try:
             if block is None and reply.fault is None and not request.stream:  # the usual call
