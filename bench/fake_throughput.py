@@ -380,13 +380,15 @@ def _summary(xs: list[float]) -> dict[str, Any]:
 
 
 def run(cfg: dict[str, Any], log: Callable[[str], None] = print) -> dict[str, Any]:
-    """All W5 cells; ``cfg`` holds ``w5_calls``, ``w5_examples``, ``w5_reps``."""
+    """All W5 cells; ``cfg`` holds ``w5_calls``, ``w5_examples``, ``w5_reps`` (scripted
+    cells) and ``w5_fault_reps`` (fault-plan cells)."""
     calls, examples, reps = cfg["w5_calls"], cfg["w5_examples"], cfg["w5_reps"]
     cells: list[dict[str, Any]] = []
     servers = ["agentreplay", "mocktransport"]
     for consumer in _consumers():
         for streaming in (False, True):
-            scripted_cell(consumer, streaming, 3, "agentreplay")  # warm-up, untimed
+            for s in servers:  # warm-up, untimed: one whole cell each
+                scripted_cell(consumer, streaming, calls, s)
             samples: dict[str, list[float]] = {s: [] for s in servers}
             for r in range(reps):
                 for s in servers[r % 2 :] + servers[: r % 2]:
@@ -420,7 +422,7 @@ def run(cfg: dict[str, Any], log: Callable[[str], None] = print) -> dict[str, An
     fault_servers = ["agentreplay", "mocktransport", "hypothesis only"]
     fault_plan_cell(5, "agentreplay")  # warm-up
     samples = {s: [] for s in fault_servers}
-    for r in range(reps):
+    for r in range(cfg.get("w5_fault_reps", reps)):
         for s in fault_servers[r % 3 :] + fault_servers[: r % 3]:
             samples[s].append(fault_plan_cell(examples, s, mock))
     for s in fault_servers:
@@ -448,9 +450,9 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     cfg = (
-        {"w5_calls": 40, "w5_examples": 30, "w5_reps": 3}
+        {"w5_calls": 40, "w5_examples": 30, "w5_reps": 3, "w5_fault_reps": 3}
         if args.quick
-        else {"w5_calls": 200, "w5_examples": 150, "w5_reps": 5}
+        else {"w5_calls": 200, "w5_examples": 150, "w5_reps": 21, "w5_fault_reps": 5}
     )
     print(json.dumps(run(cfg), indent=1))
 
