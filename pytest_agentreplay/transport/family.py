@@ -150,9 +150,10 @@ def is_whole(playback: Playback) -> bool:
 
 class WholeBody:
     """A body sent whole (:func:`is_whole`): its one chunk handed over when first asked
-    for. The call ends as a :class:`~.delivery.Delivery` ends it, once: ``completed``
-    (one event sent) when the chunk is handed over, for the body has then been sent
-    whole; ``cancelled`` when the client closes the response unread."""
+    for. The call ends once, with a :class:`~.delivery.Delivery`'s outcomes:
+    ``completed`` (one event sent) when the chunk is handed over, for the body has then
+    been sent whole (a delivery waits for the client to ask past its last event);
+    ``cancelled`` when the client closes the response unread."""
 
     def __init__(self, playback: Playback) -> None:
         self.playback: Playback | None = playback
