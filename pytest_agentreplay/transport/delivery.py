@@ -256,5 +256,6 @@ _OUTCOME = {"complete": "completed", "cut": "cut", "timeout": "timeout"}
 
 ENDING = threading.Lock()
 """Makes a body's first ending the one that counts (:meth:`Delivery.end`, and
-:class:`~.family.WholeBody`'s close). One for every body: a call ends once, its callback
-runs outside it, and a lock made for each body was made on every call (bench/ W5)."""
+:class:`~.family.WholeBody`'s ``take`` and ``close``). One for every body: a call ends
+once, its callback runs outside it, and a lock made for each body was made on every
+call (bench/ W5)."""
